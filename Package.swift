@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+import CompilerPluginSupport
+import PackageDescription
+
+let package = Package(
+    name: "Scoped",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Scoped", targets: ["Scoped"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
+    ],
+    targets: [
+        .macro(
+            name: "ScopedMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(name: "Scoped", dependencies: ["ScopedMacros"]),
+        .testTarget(name: "ScopedTests", dependencies: ["Scoped"]),
+        .testTarget(
+            name: "ScopedMacrosTests",
+            dependencies: [
+                "ScopedMacros",
+                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

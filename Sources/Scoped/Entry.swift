@@ -1,0 +1,18 @@
+/// Declares an entry of ``ScopedValues``: `@Entry var name: Type = defaultValue`.
+///
+/// Use it inside `extension ScopedValues`, as SwiftUI's `@Entry` inside
+/// `extension EnvironmentValues`:
+///
+/// ```swift
+/// extension ScopedValues {
+///     @Entry var movieRepository: any MovieRepository = SQLiteMovieRepository()
+///     @Entry var requestID: String? = nil
+/// }
+/// ```
+///
+/// It expands to a getter and setter through `self[__Key_name.self]` and a private key type
+/// whose default is a `static let`: evaluated on first read, exactly once per process.
+/// Optional entries may omit the default; it is `nil`.
+@attached(accessor, names: named(get), named(set))
+@attached(peer, names: prefixed(__Key_))
+public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro")

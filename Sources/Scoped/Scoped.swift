@@ -1,0 +1,59 @@
+/// A property wrapper that reads a value from the scope the code runs in.
+///
+/// It works like SwiftUI's `@Environment`: the value is read each time the property is
+/// accessed, against the scope current at that moment, so a service created once at start-up
+/// sees each request's values.
+///
+/// ```swift
+/// struct MovieController {
+///     @Scoped(\.movieRepository) var movies          // an entry
+///     @Scoped(\.theme.cornerRadius) var radius       // a key path into an entry
+///     @Scoped(Library.self) var library              // a required object
+///     @Scoped(Library.self) var maybeLibrary: Library?  // an optional object
+/// }
+/// ```
+///
+/// > Important: Reading a required object that no scope set stops the process with a message
+/// > naming the type, as SwiftUI does. Use the optional form, or
+/// > ``ScopedValues/require(_:)``, where a missing object must not trap; validate the
+/// > application root at start-up to catch it before serving.
+@propertyWrapper
+public struct Scoped<Value: Sendable>: Sendable {
+    private enum Source: Sendable {
+        case keyPath(any KeyPath<ScopedValues, Value> & Sendable)
+        case object(@Sendable (ScopedValues) -> Value)
+    }
+
+    private let source: Source
+
+    /// Reads the entry, or the value inside an entry, at `keyPath`.
+    public init(_ keyPath: any KeyPath<ScopedValues, Value> & Sendable) {
+        source = .keyPath(keyPath)
+    }
+
+    /// Reads the object of type `Value` that an enclosing scope set with ``ScopedValues/set(_:)``.
+    ///
+    /// Stops the process with a message naming the type if no scope set one.
+    public init(_ type: Value.Type) {
+        source = .object { values in
+            guard let object = values.object(Value.self) else {
+                fatalError(ScopedError.missingObject(type: String(reflecting: Value.self)).description)
+            }
+            return object
+        }
+    }
+
+    /// Reads the object of type `T` that an enclosing scope set, or `nil` if none did.
+    public init<T: Sendable>(_ type: T.Type) where Value == T? {
+        source = .object { values in values.object(T.self) }
+    }
+
+    /// The value, read from the current scope.
+    public var wrappedValue: Value {
+        let values = ScopedValues.current
+        switch source {
+        case .keyPath(let keyPath): return values[keyPath: keyPath]
+        case .object(let read): return read(values)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+/// The values visible to code running in the current scope.
+///
+/// `ScopedValues` is to a server's call tree what SwiftUI's `EnvironmentValues` is to a view
+/// tree. Declare entries in an extension with ``Entry()``, read them with ``Scoped`` or
+/// ``current``, and override them for a subtree of calls with
+/// ``withScopedValues(_:operation:)-(_,()->R)``:
+///
+/// ```swift
+/// extension ScopedValues {
+///     @Entry var copyright: String = "© Scoped"
+/// }
+///
+/// withScopedValues({ $0.copyright = "© Request" }) {
+///     print(ScopedValues.current.copyright)  // © Request
+/// }
+/// ```
+///
+/// The nearest override wins, and only below it. Reading an entry costs one task-local read
+/// and one hash lookup, however deep scopes nest and however many entries they set.
+public struct ScopedValues: Sendable {
+    /// Every entry set by this scope and its ancestors.
+    package var overrides = OverrideTable()
+    /// How many scopes were opened below the root to reach this one.
+    package var depth = 0
+    /// The origin stamped on values set through this copy.
+    package var origin = EntryOrigin.root
+
+    /// Creates values in which every entry reads its default.
+    public init() {}
+
+    @TaskLocal
+    package static var taskLocal = ScopedValues()
+
+    /// The values of the scope the calling task runs in.
+    ///
+    /// Child tasks (`async let`, task groups and `Task {}`) inherit the scope they were started
+    /// in. `Task.detached` does not: it reads the root defaults. To carry a scope into escaping
+    /// work, capture `ScopedValues.current` and bind it there with
+    /// ``withScopedValues(_:operation:)-(ScopedValues,_)``.
+    public static var current: ScopedValues {
+        @inline(__always) get { taskLocal }
+    }
+
+    /// Reads or sets the value of the entry `key`.
+    ///
+    /// Reading returns the value set by the nearest enclosing scope, or `K.defaultValue`.
+    public subscript<K: ScopedKey>(key: K.Type) -> K.Value {
+        get {
+            if let box = overrides.box(for: ObjectIdentifier(key)) {
+                // The table stores a `ValueBox<K.Value>` for `K`; only this subscript writes it.
+                return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
+            }
+            return K.defaultValue
+        }
+        set {
+            overrides.set(ValueBox(newValue, name: Self.entryName(of: key), origin: origin), for: ObjectIdentifier(key))
+        }
+    }
+
+    /// Stores `object` under its type, for reading with `@Scoped(T.self)`.
+    ///
+    /// This is SwiftUI's `.environment(object)`: one value per type, found by the type alone.
+    public mutating func set<T: Sendable>(_ object: T) {
+        overrides.set(ValueBox(object, name: String(reflecting: T.self), origin: origin), for: ObjectIdentifier(T.self))
+    }
+
+    /// The object of type `T` set by the nearest enclosing scope, or `nil` if none was.
+    public func object<T: Sendable>(_ type: T.Type) -> T? {
+        guard let box = overrides.box(for: ObjectIdentifier(type)) else { return nil }
+        // Only `set(_:)` stores under a type's own identity, always as a `ValueBox<T>`.
+        return unsafeDowncast(box, to: ValueBox<T>.self).value
+    }
+
+    /// The object of type `T` set by the nearest enclosing scope.
+    ///
+    /// - Throws: ``ScopedError/missingObject(type:)`` when no scope set one; its description
+    ///   names the type and says how to provide it.
+    public func require<T: Sendable>(_ type: T.Type) throws -> T {
+        guard let object = object(type) else { throw ScopedError.missingObject(type: String(reflecting: type)) }
+        return object
+    }
+
+    /// The name diagnostics show for a key: the property name for `@Entry` keys, else the type.
+    package static func entryName(of key: Any.Type) -> String {
+        let name = String(describing: key)
+        return name.hasPrefix("__Key_") ? String(name.dropFirst(6)) : name
+    }
+}

@@ -1,0 +1,67 @@
+/// Runs `operation` in a scope whose values are the current ones changed by `update`.
+///
+/// The changes are seen by `operation`, everything it calls and every child task it starts,
+/// and by nothing else: siblings and the caller keep the values they had.
+///
+/// ```swift
+/// let title = withScopedValues({ $0.copyright = "© Request" }) {
+///     ScopedValues.current.copyright
+/// }
+/// ```
+public func withScopedValues<R>(
+    _ update: (inout ScopedValues) throws -> Void,
+    operation: () throws -> R
+) rethrows -> R {
+    var values = ScopedValues.current
+    values.openChild()
+    try update(&values)
+    return try ScopedValues.$taskLocal.withValue(values, operation: operation)
+}
+
+/// Runs the asynchronous `operation` in a scope whose values are the current ones changed by `update`.
+///
+/// The changes are seen by `operation`, everything it awaits and every child task it starts
+/// (`async let`, task groups, `Task {}`), and by nothing else.
+public func withScopedValues<R>(
+    _ update: (inout ScopedValues) throws -> Void,
+    isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> R
+) async rethrows -> R {
+    var values = ScopedValues.current
+    values.openChild()
+    try update(&values)
+    return try await ScopedValues.$taskLocal.withValue(values, operation: operation)
+}
+
+/// Runs `operation` with `values` as the current scope.
+///
+/// This carries a captured scope into work that does not inherit it, such as `Task.detached`
+/// or a callback run by another library:
+///
+/// ```swift
+/// let values = ScopedValues.current
+/// Task.detached {
+///     withScopedValues(values) { audit.record() }
+/// }
+/// ```
+public func withScopedValues<R>(_ values: ScopedValues, operation: () throws -> R) rethrows -> R {
+    try ScopedValues.$taskLocal.withValue(values, operation: operation)
+}
+
+/// Runs the asynchronous `operation` with `values` as the current scope.
+public func withScopedValues<R>(
+    _ values: ScopedValues,
+    isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> R
+) async rethrows -> R {
+    try await ScopedValues.$taskLocal.withValue(values, operation: operation)
+}
+
+extension ScopedValues {
+    /// Prepares a copy of the current values to become a child scope: one level deeper,
+    /// stamping the values it sets as overrides at that depth.
+    package mutating func openChild() {
+        depth += 1
+        origin = .override(depth: depth)
+    }
+}
