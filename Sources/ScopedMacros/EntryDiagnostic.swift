@@ -5,7 +5,6 @@ enum EntryDiagnostic: String, DiagnosticMessage {
     case notInScopedValuesExtension
     case notAVariable
     case letBinding
-    case multipleBindings
     case missingTypeAnnotation
     case missingDefaultValue
     case hasAccessors
@@ -19,8 +18,6 @@ enum EntryDiagnostic: String, DiagnosticMessage {
             "'@Entry' can only be attached to a 'var' declaration: '@Entry var name: Type = defaultValue'"
         case .letBinding:
             "'@Entry' requires 'var', not 'let': scopes override entries by setting them"
-        case .multipleBindings:
-            "'@Entry' declares one entry at a time: split this into one '@Entry var' per entry"
         case .missingTypeAnnotation:
             "'@Entry' requires an explicit type annotation: '@Entry var name: Type = defaultValue'"
         case .missingDefaultValue:

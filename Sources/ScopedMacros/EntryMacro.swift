@@ -15,7 +15,7 @@ public struct EntryMacro: AccessorMacro, PeerMacro {
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
-        guard let entry = Entry.parse(declaration, attribute: node, in: context) else { return [] }
+        guard let entry = Entry.parse(declaration, attribute: node, in: context, reporting: true) else { return [] }
         return [
             "get { self[\(raw: entry.keyName).self] }",
             "set { self[\(raw: entry.keyName).self] = newValue }",
@@ -28,7 +28,7 @@ public struct EntryMacro: AccessorMacro, PeerMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         // Diagnostics are reported once, by the accessor role.
-        guard let entry = Entry.parse(declaration, attribute: node, in: nil) else { return [] }
+        guard let entry = Entry.parse(declaration, attribute: node, in: context, reporting: false) else { return [] }
         return [
             """
             private struct \(raw: entry.keyName): ScopedKey {
@@ -46,20 +46,21 @@ private struct Entry {
     let type: TypeSyntax
     let defaultValue: ExprSyntax
 
-    /// Reads an `@Entry` declaration, reporting every misuse to `context` when one is given.
+    /// Reads an `@Entry` declaration; when `reporting`, diagnoses the first misuse in `context`.
     static func parse(
         _ declaration: some DeclSyntaxProtocol,
         attribute: AttributeSyntax,
-        in context: (any MacroExpansionContext)?
+        in context: some MacroExpansionContext,
+        reporting: Bool
     ) -> Entry? {
         func fail(_ message: EntryDiagnostic, at node: some SyntaxProtocol, fixIts: [FixIt] = []) -> Entry? {
-            context?.diagnose(Diagnostic(node: Syntax(node), message: message, fixIts: fixIts))
+            if reporting { context.diagnose(Diagnostic(node: Syntax(node), message: message, fixIts: fixIts)) }
             return nil
         }
         guard let variable = declaration.as(VariableDeclSyntax.self) else {
             return fail(.notAVariable, at: attribute)
         }
-        if let context, !Self.isInsideScopedValuesExtension(context.lexicalContext) {
+        if !Self.isInsideScopedValuesExtension(context.lexicalContext) {
             return fail(.notInScopedValuesExtension, at: attribute)
         }
         if variable.bindingSpecifier.tokenKind == .keyword(.let) {
@@ -77,9 +78,8 @@ private struct Entry {
         if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.static) }) {
             return fail(.isStatic, at: variable)
         }
-        guard variable.bindings.count == 1, let binding = variable.bindings.first else {
-            return fail(.multipleBindings, at: variable)
-        }
+        // Swift itself refuses attached accessor and peer macros on several bindings.
+        guard variable.bindings.count == 1, let binding = variable.bindings.first else { return nil }
         guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier else {
             return fail(.notAVariable, at: binding.pattern)
         }
