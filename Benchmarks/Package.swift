@@ -1,0 +1,26 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Scoped side by side with its peers, in one process: `swift run -c release ScopedBenchmarks`.
+let package = Package(
+    name: "ScopedBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Scoped", path: ".."),
+        .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
+        .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
+    ],
+    targets: [
+        .target(name: "MallocCounter"),
+        .executableTarget(
+            name: "ScopedBenchmarks",
+            dependencies: [
+                "MallocCounter",
+                .product(name: "Scoped", package: "Scoped"),
+                .product(name: "Dependencies", package: "swift-dependencies"),
+                .product(name: "Swinject", package: "Swinject"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
