@@ -2,6 +2,18 @@
 public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A required object of this type was read, but no enclosing scope set one.
     case missingObject(type: String)
+    /// A service needed itself while it was being built; `chain` lists the services from the
+    /// outermost, each with its lifetime.
+    case cycle(chain: [String])
+    /// An app service read a scope service while it was being built: it would hold one
+    /// request's resource for the life of the application.
+    case captiveDependency(chain: [String])
+    /// A ``ScopedLifetime/scope`` service was read outside any scope opened with `withScope`.
+    case outsideScope(entry: String)
+    /// A service was read after the scope that owns it had ended.
+    case scopeEnded(entry: String)
+    /// A variant was selected that the application root did not register.
+    case unknownVariant(entry: String, variant: String, known: [String])
 
     public var description: String {
         switch self {
@@ -9,6 +21,22 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
             "No \(type) in the current scope. Provide one where the scope is opened, "
                 + "with `withScopedValues({ $0.set(value) }) { … }` or on the application root, "
                 + "or read it as optional with `@Scoped(\(type).self) var value: \(type)?`."
+        case .cycle(let chain):
+            "Dependency cycle: \(chain.joined(separator: " → ")). A service cannot need itself while it is built."
+        case .captiveDependency(let chain):
+            "Captive dependency: \(chain.joined(separator: " → ")). An app service is built once and would keep "
+                + "one scope's resource after that scope ends; read the scoped service where it is used instead."
+        case .outsideScope(let entry):
+            "\(entry) has scope lifetime but was read outside any scope. Open one with "
+                + "`root.withScope { … }` or `withScope { … }` around the code that reads it."
+        case .scopeEnded(let entry):
+            "\(entry) was read after the scope that owns it had ended; "
+                + "do not keep using a scope's services in work that outlives it."
+        case .unknownVariant(let entry, let variant, let known):
+            "Unknown variant '\(variant)' of entry '\(entry)'. "
+                + (known.isEmpty
+                    ? "The application root registered no variants of '\(entry)'."
+                    : "Known variants: \(known.joined(separator: ", ")).")
         }
     }
 }

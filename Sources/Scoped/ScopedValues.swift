@@ -24,6 +24,10 @@ public struct ScopedValues: Sendable {
     package var depth = 0
     /// The origin stamped on values set through this copy.
     package var origin = EntryOrigin.root
+    /// The variant being applied, stamped on values set through this copy while it is.
+    package var variant: String? = nil
+    /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
+    package var scope: ScopeContext? = nil
 
     /// Creates values in which every entry reads its default.
     public init() {}
@@ -53,7 +57,7 @@ public struct ScopedValues: Sendable {
             return K.defaultValue
         }
         set {
-            overrides.set(ValueBox(newValue, name: Self.entryName(of: key), origin: origin), for: ObjectIdentifier(key))
+            overrides.set(box(newValue, name: Self.entryName(of: key), kind: .value), for: ObjectIdentifier(key))
         }
     }
 
@@ -61,7 +65,7 @@ public struct ScopedValues: Sendable {
     ///
     /// This is SwiftUI's `.environment(object)`: one value per type, found by the type alone.
     public mutating func set<T: Sendable>(_ object: T) {
-        overrides.set(ValueBox(object, name: String(reflecting: T.self), origin: origin), for: ObjectIdentifier(T.self))
+        overrides.set(box(object, name: String(reflecting: T.self), kind: .object), for: ObjectIdentifier(T.self))
     }
 
     /// The object of type `T` set by the nearest enclosing scope, or `nil` if none was.
@@ -78,6 +82,67 @@ public struct ScopedValues: Sendable {
     public func require<T: Sendable>(_ type: T.Type) throws -> T {
         guard let object = object(type) else { throw ScopedError.missingObject(type: String(reflecting: type)) }
         return object
+    }
+
+    /// The service for `key`, built on first use by the scope that owns it.
+    ///
+    /// An instance set with ``set(_:to:)`` wins. Otherwise an ``ScopedLifetime/app`` service
+    /// is built once by the application root, and a ``ScopedLifetime/scope`` service once by
+    /// the innermost scope opened with `withScope`.
+    ///
+    /// - Throws: what the service's construction throws, or a ``ScopedError`` for a cycle, a
+    ///   captive dependency, or a scoped service read outside any scope.
+    public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
+        get async throws {
+            if let box = overrides.box(for: ObjectIdentifier(key)) {
+                // Only `set(_:to:)` stores under a service key, always as a `ValueBox<K.Value>`.
+                return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
+            }
+            switch K.lifetime {
+            case .app:
+                return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
+            case .scope:
+                guard let scope, scope.lifetime == .scope else {
+                    try ConstructionChain.current.check(.init(key: ObjectIdentifier(key), name: K.name, lifetime: .scope))
+                    throw ScopedError.outsideScope(entry: K.name)
+                }
+                return try await scope.service(key)
+            }
+        }
+    }
+
+    /// Provides the service for `key` from outside: reads in this scope and below return
+    /// `value` instead of building one, and no scope closes it.
+    public mutating func set<K: ScopedServiceKey>(_ key: K.Type, to value: K.Value) {
+        overrides.set(box(value, name: K.name, kind: EntryKind(K.lifetime)), for: ObjectIdentifier(key))
+    }
+
+    /// Applies changes chosen by configuration; diagnostics show their origin as
+    /// ``EntryOrigin/configuration``.
+    public mutating func configure(_ body: (inout ScopedValues) throws -> Void) rethrows {
+        let saved = origin
+        origin = .configuration
+        defer { origin = saved }
+        try body(&self)
+    }
+
+    /// Sets `entry` to its variant named `variant`, registered on the application root.
+    ///
+    /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` naming the variants that
+    ///   exist, when the root registered no such variant.
+    public mutating func selectVariant(_ variant: String, of entry: String) throws {
+        let variants = scope?.registry.variants ?? ScopedVariants()
+        guard let apply = variants.variant(variant, of: entry) else {
+            throw ScopedError.unknownVariant(entry: entry, variant: variant, known: variants.names(of: entry))
+        }
+        let saved = self.variant
+        self.variant = variant
+        defer { self.variant = saved }
+        apply(&self)
+    }
+
+    private func box<Value: Sendable>(_ value: Value, name: String, kind: EntryKind) -> ValueBox<Value> {
+        ValueBox(value, name: name, kind: kind, origin: origin, variant: variant)
     }
 
     /// The name diagnostics show for a key: the property name for `@Entry` keys, else the type.

@@ -7,13 +7,19 @@ package class AnyValueBox: @unchecked Sendable {
     package let name: String
     /// The static type of the value, as declared by its key.
     package let valueType: Any.Type
+    /// What kind of entry holds the value.
+    package let kind: EntryKind
     /// Where the value came from.
     package let origin: EntryOrigin
+    /// The named variant that set the value, if one did.
+    package let variant: String?
 
-    init(name: String, valueType: Any.Type, origin: EntryOrigin) {
+    init(name: String, valueType: Any.Type, kind: EntryKind, origin: EntryOrigin, variant: String?) {
         self.name = name
         self.valueType = valueType
+        self.kind = kind
         self.origin = origin
+        self.variant = variant
     }
 
     /// A short description of the value, for diagnostics.
@@ -24,9 +30,9 @@ package class AnyValueBox: @unchecked Sendable {
 package final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
     package let value: Value
 
-    init(_ value: Value, name: String, origin: EntryOrigin) {
+    init(_ value: Value, name: String, kind: EntryKind, origin: EntryOrigin, variant: String? = nil) {
         self.value = value
-        super.init(name: name, valueType: Value.self, origin: origin)
+        super.init(name: name, valueType: Value.self, kind: kind, origin: origin, variant: variant)
     }
 
     override package var valueDescription: String { String(describing: value) }

@@ -1,0 +1,26 @@
+/// How a scope's operation ended, as told to the services it built when they close.
+///
+/// A request session commits on ``success`` and rolls back on ``failure(_:)`` and ``cancelled``.
+public enum ScopeOutcome: Sendable, CustomStringConvertible {
+    /// The operation returned a value.
+    case success
+    /// The operation threw this error.
+    case failure(any Error)
+    /// The operation was cancelled: it threw `CancellationError`, or threw while its task was
+    /// cancelled. Validation also closes its synthetic scope as cancelled.
+    case cancelled
+
+    /// Whether the operation returned normally.
+    public var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .success: "success"
+        case .failure(let error): "failure(\(error))"
+        case .cancelled: "cancelled"
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// What an application root knows about its services, requirements and variants; shared by
+/// every scope opened on it.
+package final class ScopeRegistry: Sendable {
+    /// A service registered for validation and diagnostics.
+    package struct Service: Sendable {
+        let id: ObjectIdentifier
+        let name: String
+        let lifetime: ScopedLifetime
+        let valueType: String
+        let resolve: @Sendable (ScopedValues) async throws -> Void
+
+        init<K: ScopedServiceKey>(_ key: K.Type) {
+            id = ObjectIdentifier(key)
+            name = K.name
+            lifetime = K.lifetime
+            valueType = String(reflecting: K.Value.self)
+            resolve = { values in _ = try await values[key] }
+        }
+    }
+
+    /// A type-keyed object every scope must have.
+    package struct Requirement: Sendable {
+        let name: String
+        let isSatisfied: @Sendable (ScopedValues) -> Bool
+
+        init<T: Sendable>(_ type: T.Type) {
+            name = String(reflecting: type)
+            isSatisfied = { $0.object(type) != nil }
+        }
+    }
+
+    package let services: [Service]
+    package let requirements: [Requirement]
+    package let variants: ScopedVariants
+    package let onCloseError: @Sendable (ScopeCloseError) -> Void
+
+    package init(
+        services: [Service] = [],
+        requirements: [Requirement] = [],
+        variants: ScopedVariants = ScopedVariants(),
+        onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError
+    ) {
+        self.services = services
+        self.requirements = requirements
+        self.variants = variants
+        self.onCloseError = onCloseError
+    }
+
+    /// Writes a close failure to standard error: the default when no handler is given.
+    package static let printCloseError: @Sendable (ScopeCloseError) -> Void = { error in
+        var line = "Scoped: \(error)\n"
+        line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

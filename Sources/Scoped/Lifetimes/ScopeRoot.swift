@@ -1,0 +1,83 @@
+/// The application root scope: built once at start-up, parent of every request scope.
+///
+/// A root holds the values set in code and by configuration, builds ``ScopedLifetime/app``
+/// services once, and opens a child scope per request with ``withScope(_:isolation:operation:)``:
+///
+/// ```swift
+/// let root = ScopeRoot(services: [DatabaseKey.self, SessionKey.self]) {
+///     $0.movieRepository = SQLiteMovieRepository()
+/// }
+/// let problems = await root.validate()   // before binding the port
+/// try await root.withScope({ $0.requestID = id }) {
+///     try await handle(request)
+/// }
+/// await root.shutdown()
+/// ```
+public final class ScopeRoot: Sendable {
+    /// The root's values: what every scope opened on it starts from.
+    public let values: ScopedValues
+    package let context: ScopeContext
+
+    /// Creates a root.
+    ///
+    /// - Parameters:
+    ///   - services: the services this application uses; ``validate(scope:)`` builds each and
+    ///     diagnostics list them. Unlisted services still work.
+    ///   - requirements: types of objects every scope must have (set on the root or when a
+    ///     scope opens); ``validate(scope:)`` reports each one missing.
+    ///   - variants: named variants of entries that the root or a scope can select by name.
+    ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
+    ///     operation threw its own error; by default they are printed to standard error.
+    ///   - configure: sets the root's values.
+    public init(
+        services: [any ScopedServiceKey.Type] = [],
+        requirements: [any Sendable.Type] = [],
+        variants: ScopedVariants = ScopedVariants(),
+        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        configure: (inout ScopedValues) throws -> Void = { _ in }
+    ) rethrows {
+        let registry = ScopeRegistry(
+            services: services.map { ScopeRegistry.Service($0) },
+            requirements: requirements.map { ScopeRegistry.Requirement($0) },
+            variants: variants,
+            onCloseError: onCloseError ?? ScopeRegistry.printCloseError
+        )
+        var values = ScopedValues()
+        values.scope = ScopeContext(root: registry, overrides: OverrideTable())
+        try configure(&values)
+        let context = ScopeContext(root: registry, overrides: values.overrides)
+        values.scope = context
+        self.values = values
+        self.context = context
+    }
+
+    /// The root used where no root was created: reading an app service outside any scope
+    /// builds it here, once per process.
+    package static let implicit = ScopeRoot(configure: { _ in })
+
+    /// Runs `operation` in a new scope, child of this root, whose values are the root's changed
+    /// by `update`; closes the services the scope built when the operation ends.
+    ///
+    /// - Throws: what `operation` throws; or, when it returned but a service failed to close,
+    ///   a ``ScopeCloseError``.
+    public func withScope<R>(
+        _ update: (inout ScopedValues) throws -> Void = { _ in },
+        isolation: isolated (any Actor)? = #isolation,
+        operation: () async throws -> R
+    ) async throws -> R {
+        try await openScope(on: values, update: update, isolation: isolation, operation: operation)
+    }
+
+    /// Waits for the scopes opened on this root to close, then closes the app services it
+    /// built, newest first. Close failures go to the root's close-error handler.
+    public func shutdown() async {
+        await context.drain()
+        let failures = await context.close(.success)
+        if !failures.isEmpty {
+            context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
+        }
+    }
+
+    /// The number of scopes opened on this root that have not closed yet.
+    public var openScopeCount: Int { context.openScopeCount }
+}

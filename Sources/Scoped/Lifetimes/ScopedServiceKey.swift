@@ -1,0 +1,56 @@
+/// A key for a service with a lifetime: built asynchronously on first use, once per owning scope,
+/// and closed when that scope ends.
+///
+/// Declare the lifetime and the construction on the key, and an async property to read it:
+///
+/// ```swift
+/// enum SessionKey: ScopedServiceKey {
+///     static let lifetime = ScopedLifetime.scope
+///     static func makeValue() async throws -> Session {
+///         Session(database: try await ScopedValues.current.database)
+///     }
+///     static func close(_ session: Session, outcome: ScopeOutcome) async throws {
+///         try await session.finish(committing: outcome.isSuccess)
+///     }
+/// }
+///
+/// extension ScopedValues {
+///     var session: Session { get async throws { try await self[SessionKey.self] } }
+/// }
+/// ```
+///
+/// ``makeValue()`` runs with the owning scope current: the application root for
+/// ``ScopedLifetime/app`` services, so they never see a request's overrides. An app service
+/// that reads a ``ScopedLifetime/scope`` service while it is built is refused with
+/// ``ScopedError/captiveDependency(chain:)``; a service that needs itself, with
+/// ``ScopedError/cycle(chain:)``.
+public protocol ScopedServiceKey: Sendable {
+    /// The type of the service.
+    associatedtype Value: Sendable
+
+    /// Which scope owns the service and how long it lives.
+    static var lifetime: ScopedLifetime { get }
+
+    /// The name diagnostics and errors use; by default the key's type name without a `Key`
+    /// suffix, lower-camel-cased (`MovieRepositoryKey` → `movieRepository`).
+    static var name: String { get }
+
+    /// Builds the service. Concurrent first readers in one scope share one construction.
+    static func makeValue() async throws -> Value
+
+    /// Closes a service its scope built, when the scope ends. Does nothing by default.
+    ///
+    /// Services close in the reverse order of their construction; every close runs even when
+    /// another throws.
+    static func close(_ value: Value, outcome: ScopeOutcome) async throws
+}
+
+extension ScopedServiceKey {
+    public static var name: String {
+        var name = String(describing: Self.self)
+        if name.hasSuffix("Key"), name.count > 3 { name.removeLast(3) }
+        return name.prefix(1).lowercased() + name.dropFirst()
+    }
+
+    public static func close(_ value: Value, outcome: ScopeOutcome) async throws {}
+}

@@ -1,0 +1,46 @@
+/// Runs `operation` in a new scope, child of the current one, that owns the
+/// ``ScopedLifetime/scope`` services built in it and closes them when the operation ends.
+///
+/// Unlike ``withScopedValues(_:isolation:operation:)``, which only changes values, this
+/// opens a lifetime scope: a request, a job, a unit of work. Outside any scope, the new scope
+/// is a child of a process-wide implicit root.
+///
+/// - Throws: what `operation` throws; or, when it returned but a service failed to close,
+///   a ``ScopeCloseError``.
+public func withScope<R>(
+    _ update: (inout ScopedValues) throws -> Void = { _ in },
+    isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> R
+) async throws -> R {
+    try await openScope(on: .current, update: update, isolation: isolation, operation: operation)
+}
+
+/// Opens a child scope of `parent`'s scope, runs `operation` in it and closes it.
+func openScope<R>(
+    on parent: ScopedValues,
+    update: (inout ScopedValues) throws -> Void,
+    isolation: isolated (any Actor)?,
+    operation: () async throws -> R
+) async throws -> R {
+    var values = parent
+    values.openChild()
+    try update(&values)
+    let parentContext = parent.scope ?? ScopeRoot.implicit.context
+    let context = ScopeContext(childOf: parentContext, depth: values.depth, overrides: values.overrides)
+    values.scope = context
+    let root = context.root
+    root.scopeOpened()
+    defer { root.scopeClosed() }
+    let result: R
+    do {
+        result = try await ScopedValues.$taskLocal.withValue(values, operation: operation, isolation: isolation)
+    } catch {
+        let outcome: ScopeOutcome = error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
+        let failures = await context.close(outcome)
+        if !failures.isEmpty { context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: outcome)) }
+        throw error
+    }
+    let failures = await context.close(.success)
+    if !failures.isEmpty { throw ScopeCloseError(failures: failures, outcome: .success) }
+    return result
+}

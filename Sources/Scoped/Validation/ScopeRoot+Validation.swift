@@ -1,0 +1,64 @@
+extension ScopeRoot {
+    /// Checks the root before it serves: builds every registered app service, opens a synthetic
+    /// scope with `update`, builds every registered scope service in it, checks every required
+    /// object, and closes the scope as ``ScopeOutcome/cancelled``.
+    ///
+    /// Call it before binding a port and refuse to start when it returns problems:
+    ///
+    /// ```swift
+    /// let problems = await root.validate()
+    /// guard problems.isEmpty else {
+    ///     for problem in problems { logger.critical("\(problem)") }
+    ///     exit(1)
+    /// }
+    /// ```
+    ///
+    /// - Parameter update: what a request scope sets when it opens (a request ID, a principal),
+    ///   so that requirements met per request are not reported as missing.
+    /// - Returns: every problem found, in the order services are registered; empty when the
+    ///   root is sound.
+    public func validate(scope update: (inout ScopedValues) throws -> Void = { _ in }) async -> [ScopeProblem] {
+        var problems: [ScopeProblem] = []
+        func record(_ problem: ScopeProblem) {
+            if !problems.contains(problem) { problems.append(problem) }
+        }
+        let registry = context.registry
+        for service in registry.services where service.lifetime == .app {
+            do {
+                try await service.resolve(values)
+            } catch {
+                record(ScopeProblem(entry: service.name, error: error))
+            }
+        }
+        var scopeValues = values
+        scopeValues.openChild()
+        do {
+            try update(&scopeValues)
+        } catch {
+            record(ScopeProblem(kind: .scopeFailed, entry: "scope", message: "Opening a scope threw: \(error)"))
+            return problems
+        }
+        let scope = ScopeContext(childOf: context, depth: scopeValues.depth, overrides: scopeValues.overrides)
+        scopeValues.scope = scope
+        for requirement in registry.requirements where !requirement.isSatisfied(scopeValues) {
+            record(
+                ScopeProblem(
+                    kind: .missingRequirement,
+                    entry: requirement.name,
+                    message: ScopedError.missingObject(type: requirement.name).description
+                )
+            )
+        }
+        for service in registry.services where service.lifetime == .scope {
+            do {
+                try await service.resolve(scopeValues)
+            } catch {
+                record(ScopeProblem(entry: service.name, error: error))
+            }
+        }
+        for failure in await scope.close(.cancelled) {
+            record(ScopeProblem(kind: .closeFailed, entry: failure.entry, message: "Closing threw: \(failure.error)"))
+        }
+        return problems
+    }
+}

@@ -1,0 +1,139 @@
+import Scoped
+import Synchronization
+
+/// Records what services were built and closed, and how, for one test's root.
+final class LifetimeProbe: Sendable {
+    private struct State {
+        var events: [String] = []
+        var builds: [String: Int] = [:]
+        var open = 0
+    }
+
+    private let state = Mutex(State())
+
+    func built(_ name: String) {
+        state.withLock {
+            $0.events.append("build \(name)")
+            $0.builds[name, default: 0] += 1
+            $0.open += 1
+        }
+    }
+
+    func closed(_ name: String, _ outcome: ScopeOutcome) {
+        let outcomeName =
+            switch outcome {
+            case .success: "success"
+            case .failure: "failure"
+            case .cancelled: "cancelled"
+            }
+        state.withLock {
+            $0.events.append("close \(name) \(outcomeName)")
+            $0.open -= 1
+        }
+    }
+
+    var events: [String] { state.withLock { $0.events } }
+    var openCount: Int { state.withLock { $0.open } }
+    func builds(of name: String) -> Int { state.withLock { $0.builds[name] ?? 0 } }
+}
+
+extension ScopedValues {
+    @Entry var probe: LifetimeProbe? = nil
+    @Entry var serviceLabel: String = "default label"
+}
+
+/// A built service: records its name and the label it saw when built.
+final class Resource: Sendable {
+    let name: String
+    let label: String
+    init(name: String, label: String) {
+        self.name = name
+        self.label = label
+    }
+}
+
+struct CloseFailure: Error, Equatable {
+    let name: String
+}
+
+/// The keys below share their build and close through this helper.
+protocol ProbedResourceKey: ScopedServiceKey where Value == Resource {}
+
+extension ProbedResourceKey {
+    static func makeValue() async throws -> Resource {
+        let values = ScopedValues.current
+        values.probe?.built(name)
+        return Resource(name: name, label: values.serviceLabel)
+    }
+
+    static func close(_ value: Resource, outcome: ScopeOutcome) async throws {
+        ScopedValues.current.probe?.closed(name, outcome)
+    }
+}
+
+enum AppClockKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.app
+}
+
+enum SlowAppKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource {
+        ScopedValues.current.probe?.built(name)
+        try await Task.sleep(for: .milliseconds(20))
+        return Resource(name: name, label: ScopedValues.current.serviceLabel)
+    }
+}
+
+enum SessionKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.scope
+}
+
+enum FirstResourceKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.scope
+}
+
+/// Needs the first resource, so it finishes building after it and must close before it.
+enum SecondResourceKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource {
+        _ = try await ScopedValues.current[FirstResourceKey.self]
+        ScopedValues.current.probe?.built(name)
+        return Resource(name: name, label: ScopedValues.current.serviceLabel)
+    }
+}
+
+enum FailingCloseKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func close(_ value: Resource, outcome: ScopeOutcome) async throws {
+        ScopedValues.current.probe?.closed(name, outcome)
+        throw CloseFailure(name: name)
+    }
+}
+
+enum CaptiveRepositoryKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource {
+        try await ScopedValues.current[SessionKey.self]
+    }
+}
+
+enum CycleAKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource { try await ScopedValues.current[CycleBKey.self] }
+}
+
+enum CycleBKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource { try await ScopedValues.current[CycleAKey.self] }
+}
+
+struct ConstructionFailure: Error {}
+
+enum BrokenKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource {
+        ScopedValues.current.probe?.built(name)
+        try await Task.sleep(for: .milliseconds(10))
+        throw ConstructionFailure()
+    }
+}

@@ -1,0 +1,255 @@
+import Scoped
+import Synchronization
+import Testing
+
+private func makeRoot(
+    services: [any ScopedServiceKey.Type] = [],
+    requirements: [any Sendable.Type] = [],
+    onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
+) -> (ScopeRoot, LifetimeProbe) {
+    let probe = LifetimeProbe()
+    let root = ScopeRoot(services: services, requirements: requirements, onCloseError: onCloseError) {
+        $0.probe = probe
+        $0.serviceLabel = "root"
+    }
+    return (root, probe)
+}
+
+struct LifetimeTests {
+    @Test func appServiceIsBuiltExactlyOnceUnderConcurrentFirstReads() async throws {
+        let (root, probe) = makeRoot()
+        let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
+            for _ in 0..<1_000 {
+                group.addTask {
+                    try await root.withScope { ObjectIdentifier(try await ScopedValues.current[SlowAppKey.self]) }
+                }
+            }
+            return try await group.reduce(into: Set()) { $0.insert($1) }
+        }
+        #expect(probe.builds(of: "slowApp") == 1)
+        #expect(identities.count == 1)
+    }
+
+    @Test func appServiceIsBuiltWithTheRootValuesNotTheRequestOverrides() async throws {
+        let (root, _) = makeRoot()
+        let label = try await root.withScope({ $0.serviceLabel = "request" }) {
+            try await ScopedValues.current[AppClockKey.self].label
+        }
+        #expect(label == "root")
+    }
+
+    @Test func eachRootBuildsItsOwnAppServices() async throws {
+        let (first, _) = makeRoot()
+        let (second, _) = makeRoot()
+        let a = try await first.withScope { try await ScopedValues.current[AppClockKey.self] }
+        let b = try await second.withScope { try await ScopedValues.current[AppClockKey.self] }
+        let again = try await first.withScope { try await ScopedValues.current[AppClockKey.self] }
+        #expect(a !== b)
+        #expect(a === again)
+    }
+
+    @Test func scopeServiceIsBuiltOncePerScopeAndSharedByConcurrentReaders() async throws {
+        let (root, probe) = makeRoot()
+        for _ in 0..<2 {
+            try await root.withScope({ $0.serviceLabel = "request" }) {
+                let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
+                    for _ in 0..<100 { group.addTask { ObjectIdentifier(try await ScopedValues.current[SessionKey.self]) } }
+                    return try await group.reduce(into: Set()) { $0.insert($1) }
+                }
+                #expect(identities.count == 1)
+                #expect(try await ScopedValues.current[SessionKey.self].label == "request")
+            }
+        }
+        #expect(probe.builds(of: "session") == 2)
+        #expect(probe.openCount == 0)
+    }
+
+    @Test func servicesCloseInReverseOrderOfConstructionWhenTheScopeSucceeds() async throws {
+        let (root, probe) = makeRoot()
+        try await root.withScope {
+            _ = try await ScopedValues.current[SessionKey.self]
+            _ = try await ScopedValues.current[SecondResourceKey.self]
+        }
+        #expect(
+            probe.events == [
+                "build session", "build firstResource", "build secondResource",
+                "close secondResource success", "close firstResource success", "close session success",
+            ]
+        )
+    }
+
+    @Test func throwingOperationClosesEveryServiceWithFailureAndRethrows() async throws {
+        struct HandlerFailure: Error {}
+        let (root, probe) = makeRoot()
+        await #expect(throws: HandlerFailure.self) {
+            try await root.withScope {
+                _ = try await ScopedValues.current[SessionKey.self]
+                _ = try await ScopedValues.current[FirstResourceKey.self]
+                throw HandlerFailure()
+            }
+        }
+        #expect(probe.events.suffix(2) == ["close firstResource failure", "close session failure"])
+        #expect(probe.openCount == 0)
+    }
+
+    @Test func cancelledOperationClosesEveryServiceAsCancelled() async throws {
+        let (root, probe) = makeRoot()
+        let started = AsyncStream.makeStream(of: Void.self)
+        let task = Task {
+            try await root.withScope {
+                _ = try await ScopedValues.current[SessionKey.self]
+                started.continuation.yield()
+                try await Task.sleep(for: .seconds(30))
+            }
+        }
+        for await _ in started.stream { break }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(probe.events == ["build session", "close session cancelled"])
+        #expect(root.openScopeCount == 0)
+    }
+
+    @Test func closeErrorNeverMasksTheOperationsErrorNorSkipsOtherCloses() async throws {
+        struct HandlerFailure: Error {}
+        let reported = Mutex<[String]>([])
+        let (root, probe) = makeRoot(onCloseError: { error in
+            reported.withLock { $0 += error.failures.map(\.entry) }
+        })
+        await #expect(throws: HandlerFailure.self) {
+            try await root.withScope {
+                _ = try await ScopedValues.current[SessionKey.self]
+                _ = try await ScopedValues.current[FailingCloseKey.self]
+                throw HandlerFailure()
+            }
+        }
+        #expect(probe.events.suffix(2) == ["close failingClose failure", "close session failure"])
+        #expect(reported.withLock { $0 } == ["failingClose"])
+    }
+
+    @Test func closeErrorAfterSuccessIsThrownSoTheCallerNeverReportsSuccess() async throws {
+        let (root, probe) = makeRoot()
+        let error = try await #require(throws: ScopeCloseError.self) {
+            try await root.withScope {
+                _ = try await ScopedValues.current[FailingCloseKey.self]
+                _ = try await ScopedValues.current[SessionKey.self]
+            }
+        }
+        #expect(error.failures.map(\.entry) == ["failingClose"])
+        #expect(error.failures.first?.error as? CloseFailure == CloseFailure(name: "failingClose"))
+        #expect(probe.events.suffix(2) == ["close session success", "close failingClose success"])
+    }
+
+    @Test func captiveDependencyIsRefusedWithTheChain() async throws {
+        let (root, _) = makeRoot()
+        let error = try await #require(throws: ScopedError.self) {
+            try await root.withScope { _ = try await ScopedValues.current[CaptiveRepositoryKey.self] }
+        }
+        #expect(error == .captiveDependency(chain: ["captiveRepository (app)", "session (scope)"]))
+        #expect(error.description.contains("captiveRepository (app) → session (scope)"))
+    }
+
+    @Test func cycleIsRefusedWithTheChain() async throws {
+        let (root, _) = makeRoot()
+        let error = try await #require(throws: ScopedError.self) {
+            try await root.withScope { _ = try await ScopedValues.current[CycleAKey.self] }
+        }
+        #expect(error == .cycle(chain: ["cycleA (app)", "cycleB (app)", "cycleA (app)"]))
+    }
+
+    @Test func scopeServiceOutsideAnyScopeIsAnError() async throws {
+        let error = try await #require(throws: ScopedError.self) {
+            _ = try await ScopedValues.current[SessionKey.self]
+        }
+        #expect(error == .outsideScope(entry: "session"))
+    }
+
+    @Test func failedConstructionIsSharedByConcurrentReadersAndRetriedLater() async throws {
+        let (root, probe) = makeRoot()
+        try await root.withScope {
+            let failures = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        do {
+                            _ = try await ScopedValues.current[BrokenKey.self]
+                            return false
+                        } catch {
+                            return error is ConstructionFailure
+                        }
+                    }
+                }
+                return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(failures == 20)
+            let buildsAfterConcurrentReads = probe.builds(of: "broken")
+            #expect(buildsAfterConcurrentReads >= 1 && buildsAfterConcurrentReads < 20)
+            await #expect(throws: ConstructionFailure.self) { try await ScopedValues.current[BrokenKey.self] }
+            #expect(probe.builds(of: "broken") == buildsAfterConcurrentReads + 1)
+        }
+    }
+
+    @Test func providedServiceInstanceIsUsedAndNeverClosed() async throws {
+        let (root, probe) = makeRoot()
+        let provided = Resource(name: "provided", label: "test")
+        let read = try await root.withScope({ $0.set(SessionKey.self, to: provided) }) {
+            try await ScopedValues.current[SessionKey.self]
+        }
+        #expect(read === provided)
+        #expect(probe.events.isEmpty)
+    }
+
+    @Test func nestedScopeOwnsWhatItBuildsAndClosesItFirst() async throws {
+        let (root, probe) = makeRoot()
+        try await root.withScope {
+            let outer = try await ScopedValues.current[SessionKey.self]
+            try await withScope {
+                let inner = try await ScopedValues.current[SessionKey.self]
+                #expect(inner !== outer)
+            }
+            #expect(probe.events == ["build session", "build session", "close session success"])
+        }
+        #expect(probe.openCount == 0)
+    }
+
+    @Test func tenThousandConcurrentScopesNeverSeeEachOthersValuesAndLeaveNothingOpen() async throws {
+        let (root, probe) = makeRoot()
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<10_000 {
+                group.addTask {
+                    try await root.withScope({ $0.serviceLabel = "request-\(index)" }) {
+                        await Task.yield()
+                        let session = try await ScopedValues.current[SessionKey.self]
+                        let read = ScopedValues.current.serviceLabel
+                        return session.label == "request-\(index)" && read == "request-\(index)" ? 0 : 1
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+        #expect(probe.builds(of: "session") == 10_000)
+        #expect(probe.openCount == 0)
+        #expect(root.openScopeCount == 0)
+    }
+
+    @Test func shutdownWaitsForOpenScopesThenClosesAppServicesNewestFirst() async throws {
+        let (root, probe) = makeRoot()
+        let release = AsyncStream.makeStream(of: Void.self)
+        let opened = AsyncStream.makeStream(of: Void.self)
+        let request = Task {
+            try await root.withScope {
+                _ = try await ScopedValues.current[AppClockKey.self]
+                _ = try await ScopedValues.current[SlowAppKey.self]
+                opened.continuation.yield()
+                for await _ in release.stream { break }
+            }
+        }
+        for await _ in opened.stream { break }
+        let shutdown = Task { await root.shutdown() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!probe.events.contains { $0.hasPrefix("close") }, "app services stay open while a scope is open")
+        release.continuation.yield()
+        try await request.value
+        await shutdown.value
+        #expect(probe.events.suffix(2) == ["close slowApp success", "close appClock success"])
+    }
+}
