@@ -34,7 +34,7 @@ public final class ScopeRoot: Sendable {
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
-        configure: (inout ScopedValues) throws -> Void = { _ in }
+        configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         let registry = ScopeRegistry(
             services: services.map { ScopeRegistry.Service($0) },
@@ -51,9 +51,21 @@ public final class ScopeRoot: Sendable {
         self.context = context
     }
 
+    /// Creates a root whose values are all defaults.
+    ///
+    /// See ``init(services:requirements:variants:onCloseError:configure:)`` for the parameters.
+    public convenience init(
+        services: [any ScopedServiceKey.Type] = [],
+        requirements: [any Sendable.Type] = [],
+        variants: ScopedVariants = ScopedVariants(),
+        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
+    ) {
+        self.init(services: services, requirements: requirements, variants: variants, onCloseError: onCloseError) { _ in }
+    }
+
     /// The root used where no root was created: reading an app service outside any scope
     /// builds it here, once per process.
-    package static let implicit = ScopeRoot(configure: { _ in })
+    package static let implicit = ScopeRoot()
 
     /// Runs `operation` in a new scope, child of this root, whose values are the root's changed
     /// by `update`; closes the services the scope built when the operation ends.
