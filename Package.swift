@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Scoped", targets: ["Scoped"]),
+        .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
@@ -20,7 +21,9 @@ let package = Package(
             ]
         ),
         .target(name: "Scoped", dependencies: ["ScopedMacros"]),
+        .target(name: "ScopedTesting", dependencies: ["Scoped"]),
         .testTarget(name: "ScopedTests", dependencies: ["Scoped"]),
+        .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
         .testTarget(
             name: "ScopedMacrosTests",
             dependencies: [

@@ -16,3 +16,19 @@
 @attached(accessor, names: named(get), named(set))
 @attached(peer, names: prefixed(__Key_))
 public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
+
+/// Declares a live-only entry of ``ScopedValues``, whose default never runs in tests:
+/// `@Entry(testValue: stand-in) var name: Type = defaultValue`.
+///
+/// A test scope that reads the entry without overriding it records a test failure naming
+/// the entry and reads `testValue` instead of building the default:
+///
+/// ```swift
+/// extension ScopedValues {
+///     @Entry(testValue: UnimplementedMovieRepository())
+///     var movieRepository: any MovieRepository = SQLiteMovieRepository()
+/// }
+/// ```
+@attached(accessor, names: named(get), named(set))
+@attached(peer, names: prefixed(__Key_))
+public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")

@@ -25,4 +25,15 @@ public protocol ScopedKey {
 
     /// The value read where no enclosing scope has set one.
     static var defaultValue: Value { get }
+
+    /// A stand-in that tests read when they did not override the entry; `nil` by default.
+    ///
+    /// Give one to mark the entry *live-only*: its default (a database, a clock, a network
+    /// client) never runs in a test scope. A read there that finds no override records a test
+    /// failure naming the entry and returns this stand-in instead.
+    static var testValue: Value? { get }
+}
+
+extension ScopedKey {
+    public static var testValue: Value? { nil }
 }

@@ -54,6 +54,10 @@ public struct ScopedValues: Sendable {
                 // The table stores a `ValueBox<K.Value>` for `K`; only this subscript writes it.
                 return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
             }
+            if let observer = scope?.registry.testObserver, let testValue = K.testValue {
+                observer.readLiveDefault(Self.entryName(of: key))
+                return testValue
+            }
             return K.defaultValue
         }
         set {

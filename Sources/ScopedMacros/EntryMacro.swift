@@ -8,7 +8,8 @@ import SwiftSyntaxMacros
 /// Expands, as SwiftUI's `@Entry` does, to a getter and setter that go through
 /// `self[__Key_name.self]` and a private peer key type. Unlike SwiftUI, the key's
 /// `defaultValue` is a `static let`: evaluated lazily on first read and exactly once per
-/// process, even when many tasks read it first at the same time.
+/// process, even when many tasks read it first at the same time. `@Entry(testValue: x)` also
+/// gives the key a `testValue`, which marks the entry live-only.
 public struct EntryMacro: AccessorMacro, PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
@@ -29,11 +30,12 @@ public struct EntryMacro: AccessorMacro, PeerMacro {
     ) throws -> [DeclSyntax] {
         // Diagnostics are reported once, by the accessor role.
         guard let entry = Entry.parse(declaration, attribute: node, in: context, reporting: false) else { return [] }
+        let testValue = entry.testValue.map { "\n    static var testValue: Value? { \($0) }" } ?? ""
         return [
             """
             private struct \(raw: entry.keyName): ScopedKey {
                 typealias Value = \(entry.type)
-                static let defaultValue: Value = \(entry.defaultValue)
+                static let defaultValue: Value = \(entry.defaultValue)\(raw: testValue)
             }
             """
         ]
@@ -45,6 +47,8 @@ private struct Entry {
     let keyName: String
     let type: TypeSyntax
     let defaultValue: ExprSyntax
+    /// The `testValue:` argument, which marks the entry live-only.
+    let testValue: ExprSyntax?
 
     /// Reads an `@Entry` declaration; when `reporting`, diagnoses the first misuse in `context`.
     static func parse(
@@ -114,7 +118,14 @@ private struct Entry {
             )
             return fail(.missingDefaultValue, at: binding, fixIts: [fixIt])
         }
-        return Entry(keyName: "__Key_\(name.trimmedDescription)", type: type, defaultValue: defaultValue)
+        let testValue = attribute.arguments?.as(LabeledExprListSyntax.self)?
+            .first { $0.label?.text == "testValue" }?.expression.trimmed
+        return Entry(
+            keyName: "__Key_\(name.trimmedDescription)",
+            type: type,
+            defaultValue: defaultValue,
+            testValue: testValue
+        )
     }
 
     private static func isInsideScopedValuesExtension(_ lexicalContext: [Syntax]) -> Bool {

@@ -232,4 +232,34 @@ struct EntryMacroTests {
             ]
         )
     }
+
+    @Test func testValueArgumentAddsATestValueToTheKey() {
+        assertExpansion(
+            """
+            extension ScopedValues {
+                @Entry(testValue: UnimplementedClock()) var clock: any Clock = SystemClock()
+            }
+            """,
+            expandedSource: """
+                extension ScopedValues {
+                    var clock: any Clock {
+                        get {
+                            self[__Key_clock.self]
+                        }
+                        set {
+                            self[__Key_clock.self] = newValue
+                        }
+                    }
+
+                    private struct __Key_clock: ScopedKey {
+                        typealias Value = any Clock
+                        static let defaultValue: Value = SystemClock()
+                        static var testValue: Value? {
+                            UnimplementedClock()
+                        }
+                    }
+                }
+                """
+        )
+    }
 }

@@ -33,17 +33,21 @@ package final class ScopeRegistry: Sendable {
     package let requirements: [Requirement]
     package let variants: ScopedVariants
     package let onCloseError: @Sendable (ScopeCloseError) -> Void
+    /// Set on a test root: told when a test reads a live-only entry it did not override.
+    package let testObserver: TestScopeObserver?
 
     package init(
         services: [Service] = [],
         requirements: [Requirement] = [],
         variants: ScopedVariants = ScopedVariants(),
-        onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError
+        onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError,
+        testObserver: TestScopeObserver? = nil
     ) {
         self.services = services
         self.requirements = requirements
         self.variants = variants
         self.onCloseError = onCloseError
+        self.testObserver = testObserver
     }
 
     /// Writes a close failure to standard error: the default when no handler is given.

@@ -29,19 +29,26 @@ public final class ScopeRoot: Sendable {
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
     ///     operation threw its own error; by default they are printed to standard error.
     ///   - configure: sets the root's values.
-    public init(
+    public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
-        let registry = ScopeRegistry(
-            services: services.map { ScopeRegistry.Service($0) },
-            requirements: requirements.map { ScopeRegistry.Requirement($0) },
-            variants: variants,
-            onCloseError: onCloseError ?? ScopeRegistry.printCloseError
+        try self.init(
+            registry: ScopeRegistry(
+                services: services.map { ScopeRegistry.Service($0) },
+                requirements: requirements.map { ScopeRegistry.Requirement($0) },
+                variants: variants,
+                onCloseError: onCloseError ?? ScopeRegistry.printCloseError
+            ),
+            configure: configure
         )
+    }
+
+    /// Creates a root on an explicit registry; test roots pass one with a test observer.
+    package init(registry: ScopeRegistry, configure: (inout ScopedValues) throws -> Void) rethrows {
         var values = ScopedValues()
         values.scope = ScopeContext(root: registry, overrides: OverrideTable())
         try configure(&values)

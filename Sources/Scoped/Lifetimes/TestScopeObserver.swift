@@ -1,0 +1,14 @@
+/// What a test root is told about reads that tests should not make; ScopedTesting records
+/// them as test failures.
+package final class TestScopeObserver: Sendable {
+    private let onLiveDefaultRead: @Sendable (String) -> Void
+
+    package init(onLiveDefaultRead: @escaping @Sendable (_ entry: String) -> Void) {
+        self.onLiveDefaultRead = onLiveDefaultRead
+    }
+
+    /// A test read the live-only entry `entry` without overriding it.
+    func readLiveDefault(_ entry: String) {
+        onLiveDefaultRead(entry)
+    }
+}

@@ -1,0 +1,22 @@
+import Testing
+
+#if canImport(XCTest)
+import XCTest
+#endif
+
+/// The failure recorded when a test reads a live-only entry it did not override.
+func liveDefaultFailureMessage(entry: String) -> String {
+    "'\(entry)' is live-only: its default must not run in tests, and this test did not override it. "
+        + "Override it for the test with: @Test(.scoped { $0.\(entry) = <#test value#> })"
+}
+
+/// A recorder that reports to the test framework running the code that calls this: Swift
+/// Testing when a Swift Testing test is current, XCTest otherwise.
+func liveDefaultRecorder() -> @Sendable (String) -> Void {
+    #if canImport(XCTest)
+    if Test.current == nil {
+        return { entry in XCTFail(liveDefaultFailureMessage(entry: entry)) }
+    }
+    #endif
+    return { entry in Issue.record(Comment(rawValue: liveDefaultFailureMessage(entry: entry))) }
+}

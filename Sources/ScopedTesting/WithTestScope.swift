@@ -1,0 +1,43 @@
+import Scoped
+
+/// Runs `operation` in a fresh test scope: a new application root built from defaults and
+/// `update`, and a scope opened on it, closed and shut down when the operation ends.
+///
+/// Nothing carries over from one test scope to the next: app services are built again for
+/// each, and live-only entries (those with a `testValue`) that the test did not override
+/// record a failure naming the entry instead of building their live default. Use it from
+/// XCTest, or anywhere the `.scoped` trait does not reach:
+///
+/// ```swift
+/// func testShowsAMovie() async throws {
+///     try await withTestScope({ $0.movieRepository = InMemoryMovieRepository() }) {
+///         let movie = try await MovieController().show(id: 1)
+///         XCTAssertEqual(movie?.title, "Toy Story")
+///     }
+/// }
+/// ```
+///
+/// > Note: Plain entries' defaults are `static let`s, shared by the whole process and so by
+/// > every test; keep them immutable values. Mutable state belongs in an app service, which
+/// > each test scope builds afresh.
+public func withTestScope<R>(
+    _ update: (inout ScopedValues) throws -> Void = { _ in },
+    isolation: isolated (any Actor)? = #isolation,
+    operation: () async throws -> R
+) async throws -> R {
+    let observer = TestScopeObserver(onLiveDefaultRead: liveDefaultRecorder())
+    let root = ScopeRoot(registry: ScopeRegistry(testObserver: observer)) { _ in }
+    do {
+        let result = try await root.withScope(update, isolation: isolation, operation: operation)
+        await root.shutdown()
+        return result
+    } catch {
+        await root.shutdown()
+        throw error
+    }
+}
+
+extension ScopedValues {
+    /// Whether these values belong to a test scope opened by `withTestScope` or the `.scoped` trait.
+    public var isTestScope: Bool { scope?.registry.testObserver != nil }
+}
