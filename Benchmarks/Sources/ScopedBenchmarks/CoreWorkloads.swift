@@ -8,12 +8,23 @@ protocol BenchRepository: Sendable {
     func count() -> Int
 }
 
+/// Written by every `count()`, so the optimizer can neither drop nor hoist the calls.
+nonisolated(unsafe) var benchCalls = 0
+
 final class LiveBenchRepository: BenchRepository {
-    func count() -> Int { 1 }
+    @inline(never)
+    func count() -> Int {
+        benchCalls &+= 1
+        return 1
+    }
 }
 
 final class MockBenchRepository: BenchRepository {
-    func count() -> Int { 2 }
+    @inline(never)
+    func count() -> Int {
+        benchCalls &+= 1
+        return 2
+    }
 }
 
 // MARK: - Hand-wired and raw task-local

@@ -59,6 +59,7 @@ struct Harness {
             let elapsed = await clock.measure { checksum = await workload.run(n) }
             blackHole(checksum)
             if elapsed >= minimumDuration { return n }
+            precondition(n < 1 << 40, "\(workload.name) takes no time: the optimizer removed its work")
             let scale = elapsed == .zero ? 10 : min(10, max(1.5, minimumDuration.nanoseconds / elapsed.nanoseconds * 1.2))
             n = Int(Double(n) * scale)
         }

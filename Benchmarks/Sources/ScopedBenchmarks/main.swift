@@ -3,19 +3,30 @@ import Foundation
 // Runs every workload in one process and prints a Markdown table for BENCHMARKS.md.
 // Usage: swift run -c release --package-path Benchmarks ScopedBenchmarks [filter]
 let filter = CommandLine.arguments.dropFirst().first
-let workloads = coreWorkloads().filter { filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!) }
 
-let results = await Task { await Harness().measure(workloads) }.value
-let baseline = results.first { $0.workload.name.hasPrefix("hand-wired") }?.nanosecondsPerOp
-let taskLocal = results.first { $0.workload.name == "raw @TaskLocal read + call" }?.nanosecondsPerOp
+/// Measures the workloads inside a task, as a request handler runs, and formats the table.
+func runBenchmarks(filter: String?) async -> [String] {
+    let workloads = (coreWorkloads() + lifetimeWorkloads()).filter {
+        filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!)
+    }
+    let results = await Harness().measure(workloads)
+    let baseline = results.first { $0.workload.name.hasPrefix("hand-wired") }?.nanosecondsPerOp
+    let taskLocal = results.first { $0.workload.name == "raw @TaskLocal read + call" }?.nanosecondsPerOp
+    var rows = [
+        "| group | workload (one op) | ns/op | × hand-wired | × raw task-local | allocs/op |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for result in results {
+        let ns = result.nanosecondsPerOp
+        let ratio = { (base: Double?) in base.map { String(format: "%.1f", ns / $0) } ?? "–" }
+        rows.append(
+            "| \(result.workload.group) | \(result.workload.name) | \(String(format: "%.1f", ns)) | \(ratio(baseline)) | "
+                + "\(ratio(taskLocal)) | \(String(format: "%.2f", result.allocationsPerOp)) |"
+        )
+    }
+    return rows
+}
 
-print("| group | workload (one op) | ns/op | × hand-wired | × raw task-local | allocs/op |")
-print("|---|---|---:|---:|---:|---:|")
-for result in results {
-    let ns = result.nanosecondsPerOp
-    let ratio = { (base: Double?) in base.map { String(format: "%.1f", ns / $0) } ?? "–" }
-    print(
-        "| \(result.workload.group) | \(result.workload.name) | \(String(format: "%.1f", ns)) | \(ratio(baseline)) | "
-            + "\(ratio(taskLocal)) | \(String(format: "%.2f", result.allocationsPerOp)) |"
-    )
+for row in await Task.detached(operation: { await runBenchmarks(filter: filter) }).value {
+    print(row)
 }

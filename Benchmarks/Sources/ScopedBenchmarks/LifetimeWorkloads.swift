@@ -1,0 +1,77 @@
+import Dependencies
+import Scoped
+import Swinject
+
+/// A per-request resource: built on first use in a scope and closed when the scope ends.
+final class RequestResource: Sendable {
+    func close() {}
+}
+
+enum RequestResourceKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> RequestResource { RequestResource() }
+    static func close(_ value: RequestResource, outcome: ScopeOutcome) async throws { value.close() }
+}
+
+private enum RequestResourceDependencyKey: DependencyKey {
+    static var liveValue: RequestResource { RequestResource() }
+}
+
+extension DependencyValues {
+    var requestResource: RequestResource {
+        get { self[RequestResourceDependencyKey.self] }
+        set { self[RequestResourceDependencyKey.self] = newValue }
+    }
+}
+
+/// The per-request cost: open a request scope, set 2 entries, build 1 per-scope resource,
+/// read an entry, close the scope (closing the resource).
+func lifetimeWorkloads() -> [Workload] {
+    let root = ScopeRoot { $0.benchRepository = LiveBenchRepository() }
+    let scoped = ScopedController()
+    let swinjectRoot = makeSwinjectRoot()
+    swinjectRoot.register(RequestResource.self) { _ in RequestResource() }.inObjectScope(.container)
+    let dependencies = DependenciesController()
+
+    return [
+        Workload(group: "request scope", name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read") { n in
+            var sum = 0
+            for _ in 0..<n {
+                sum &+= (try? await root.withScope({
+                    $0.benchRepository = MockBenchRepository()
+                    $0.benchRequestID = "request"
+                }) {
+                    _ = try await ScopedValues.current[RequestResourceKey.self]
+                    return scoped.count()
+                }) ?? 0
+            }
+            return sum
+        },
+        Workload(group: "request scope", name: "Swinject child container + 2 registrations + 1 resource resolved + 1 resolve") { n in
+            var sum = 0
+            for _ in 0..<n {
+                let child = Container(parent: swinjectRoot)
+                child.register((any BenchRepository).self) { _ in MockBenchRepository() }.inObjectScope(.container)
+                child.register(String.self, name: "requestID") { _ in "request" }
+                let resource = child.resolve(RequestResource.self)!
+                resource.close()
+                sum &+= swinjectCount(child)
+            }
+            return sum
+        },
+        Workload(group: "request scope", name: "swift-dependencies withDependencies: 2 overrides + 1 resource + 1 read") { n in
+            var sum = 0
+            for _ in 0..<n {
+                sum &+= await withDependencies({
+                    $0.benchRepository = MockBenchRepository()
+                    $0.benchRequestID = "request"
+                }) {
+                    @Dependency(\.requestResource) var resource
+                    resource.close()
+                    return dependencies.count()
+                }
+            }
+            return sum
+        },
+    ]
+}
