@@ -19,23 +19,22 @@
 /// > application root at start-up to catch it before serving.
 @propertyWrapper
 public struct Scoped<Value: Sendable>: Sendable {
-    private enum Source: Sendable {
-        case keyPath(any KeyPath<ScopedValues, Value> & Sendable)
-        case object(@Sendable (ScopedValues) -> Value)
-    }
+    private let read: @Sendable (ScopedValues) -> Value
 
-    private let source: Source
-
-    /// Reads the entry, or the value inside an entry, at `keyPath`.
-    public init(_ keyPath: any KeyPath<ScopedValues, Value> & Sendable) {
-        source = .keyPath(keyPath)
+    /// Reads the entry, or the value inside an entry, at a key path: `@Scoped(\.movieRepository)`.
+    ///
+    /// The key path literal becomes a function, so a read calls the entry's getter directly
+    /// rather than going through key-path projection, which costs several times a task-local
+    /// read.
+    public init(_ keyPath: @escaping @Sendable (ScopedValues) -> Value) {
+        read = keyPath
     }
 
     /// Reads the object of type `Value` that an enclosing scope set with ``ScopedValues/set(_:)``.
     ///
     /// Stops the process with a message naming the type if no scope set one.
     public init(_ type: Value.Type) {
-        source = .object { values in
+        read = { values in
             guard let object = values.object(Value.self) else {
                 fatalError(ScopedError.missingObject(type: String(reflecting: Value.self)).description)
             }
@@ -45,15 +44,11 @@ public struct Scoped<Value: Sendable>: Sendable {
 
     /// Reads the object of type `T` that an enclosing scope set, or `nil` if none did.
     public init<T: Sendable>(_ type: T.Type) where Value == T? {
-        source = .object { values in values.object(T.self) }
+        read = { values in values.object(T.self) }
     }
 
     /// The value, read from the current scope.
     public var wrappedValue: Value {
-        let values = ScopedValues.current
-        switch source {
-        case .keyPath(let keyPath): return values[keyPath: keyPath]
-        case .object(let read): return read(values)
-        }
+        read(ScopedValues.current)
     }
 }

@@ -18,22 +18,24 @@
 /// The nearest override wins, and only below it. Reading an entry costs one task-local read
 /// and one hash lookup, however deep scopes nest and however many entries they set.
 public struct ScopedValues: Sendable {
-    /// Every entry set by this scope and its ancestors.
-    package var overrides = OverrideTable()
-    /// How many scopes were opened below the root to reach this one.
-    package var depth = 0
-    /// The origin stamped on values set through this copy.
-    package var origin = EntryOrigin.root
+    /// The scope's entries, depth and lifetime scope; copied on the first write.
+    package var node: ScopeNode
+    /// The origin stamped on values set through this copy, when not the one its depth implies.
+    package var stamp: EntryOrigin? = nil
     /// The variant being applied, stamped on values set through this copy while it is.
     package var variant: String? = nil
-    /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
-    package var scope: ScopeContext? = nil
 
     /// Creates values in which every entry reads its default.
-    public init() {}
+    public init() {
+        node = .empty
+    }
+
+    package init(node: ScopeNode) {
+        self.node = node
+    }
 
     @TaskLocal
-    package static var taskLocal = ScopedValues()
+    package static var taskLocalNode = ScopeNode.empty
 
     /// The values of the scope the calling task runs in.
     ///
@@ -42,39 +44,59 @@ public struct ScopedValues: Sendable {
     /// work, capture `ScopedValues.current` and bind it there with
     /// ``withScopedValues(_:operation:)-(ScopedValues,_)``.
     public static var current: ScopedValues {
-        @inline(__always) get { taskLocal }
+        @inline(__always) get { ScopedValues(node: taskLocalNode) }
     }
+
+    /// How many scopes were opened below the root to reach this one.
+    package var depth: Int { node.depth }
+
+    /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
+    package var scope: ScopeContext? {
+        get { node.scope }
+        set { node = node.copy(extra: 1, depth: node.depth, scope: newValue) }
+    }
+
+    /// The origin stamped on values set through this copy.
+    package var origin: EntryOrigin { stamp ?? (depth == 0 ? .root : .override(depth: depth)) }
 
     /// Reads or sets the value of the entry `key`.
     ///
     /// Reading returns the value set by the nearest enclosing scope, or `K.defaultValue`.
     public subscript<K: ScopedKey>(key: K.Type) -> K.Value {
         get {
-            if let box = overrides.box(for: ObjectIdentifier(key)) {
+            if let box = node.box(for: ObjectIdentifier(key)) {
                 // The table stores a `ValueBox<K.Value>` for `K`; only this subscript writes it.
                 return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
             }
-            if let observer = scope?.registry.testObserver, let testValue = K.testValue {
+            if let observer = node.testObserver, let testValue = K.testValue {
                 observer.readLiveDefault(Self.entryName(of: key))
                 return testValue
             }
             return K.defaultValue
         }
         set {
-            overrides.set(box(newValue, name: Self.entryName(of: key), kind: .value), for: ObjectIdentifier(key))
+            store(ValueBox(newValue, keyType: key, kind: .value, origin: origin, variant: variant), for: key)
         }
+    }
+
+    /// Stores `box` under `key`, copying the node first unless it is uniquely ours and has room.
+    private mutating func store(_ box: AnyValueBox, for key: Any.Type) {
+        if !node.isUnique() || !node.hasRoomForOneMore {
+            node = node.copy(extra: 4, depth: node.depth, scope: node.scope)
+        }
+        node.set(box, for: ObjectIdentifier(key))
     }
 
     /// Stores `object` under its type, for reading with `@Scoped(T.self)`.
     ///
     /// This is SwiftUI's `.environment(object)`: one value per type, found by the type alone.
     public mutating func set<T: Sendable>(_ object: T) {
-        overrides.set(box(object, name: String(reflecting: T.self), kind: .object), for: ObjectIdentifier(T.self))
+        store(ValueBox(object, keyType: T.self, kind: .object, origin: origin, variant: variant), for: T.self)
     }
 
     /// The object of type `T` set by the nearest enclosing scope, or `nil` if none was.
     public func object<T: Sendable>(_ type: T.Type) -> T? {
-        guard let box = overrides.box(for: ObjectIdentifier(type)) else { return nil }
+        guard let box = node.box(for: ObjectIdentifier(type)) else { return nil }
         // Only `set(_:)` stores under a type's own identity, always as a `ValueBox<T>`.
         return unsafeDowncast(box, to: ValueBox<T>.self).value
     }
@@ -98,7 +120,7 @@ public struct ScopedValues: Sendable {
     ///   captive dependency, or a scoped service read outside any scope.
     public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
         get async throws {
-            if let box = overrides.box(for: ObjectIdentifier(key)) {
+            if let box = node.box(for: ObjectIdentifier(key)) {
                 // Only `set(_:to:)` stores under a service key, always as a `ValueBox<K.Value>`.
                 return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
             }
@@ -107,7 +129,7 @@ public struct ScopedValues: Sendable {
                 return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
             case .scope:
                 guard let scope, scope.lifetime == .scope else {
-                    try ConstructionChain.current.check(.init(key: ObjectIdentifier(key), name: K.name, lifetime: .scope))
+                    try ConstructionChain.current.check(.init(key))
                     throw ScopedError.outsideScope(entry: K.name)
                 }
                 return try await scope.service(key)
@@ -118,15 +140,15 @@ public struct ScopedValues: Sendable {
     /// Provides the service for `key` from outside: reads in this scope and below return
     /// `value` instead of building one, and no scope closes it.
     public mutating func set<K: ScopedServiceKey>(_ key: K.Type, to value: K.Value) {
-        overrides.set(box(value, name: K.name, kind: EntryKind(K.lifetime)), for: ObjectIdentifier(key))
+        store(ValueBox(value, keyType: key, kind: EntryKind(K.lifetime), origin: origin, variant: variant), for: key)
     }
 
     /// Applies changes chosen by configuration; diagnostics show their origin as
     /// ``EntryOrigin/configuration``.
     public mutating func configure(_ body: (inout ScopedValues) throws -> Void) rethrows {
-        let saved = origin
-        origin = .configuration
-        defer { origin = saved }
+        let saved = stamp
+        stamp = .configuration
+        defer { stamp = saved }
         try body(&self)
     }
 
@@ -143,10 +165,6 @@ public struct ScopedValues: Sendable {
         self.variant = variant
         defer { self.variant = saved }
         apply(&self)
-    }
-
-    private func box<Value: Sendable>(_ value: Value, name: String, kind: EntryKind) -> ValueBox<Value> {
-        ValueBox(value, name: name, kind: kind, origin: origin, variant: variant)
     }
 
     /// The name diagnostics show for a key: the property name for `@Entry` keys, else the type.

@@ -15,7 +15,7 @@ public func withScopedValues<R>(
     var values = ScopedValues.current
     values.openChild()
     try update(&values)
-    return try ScopedValues.$taskLocal.withValue(values, operation: operation)
+    return try ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs the asynchronous `operation` in a scope whose values are the current ones changed by `update`.
@@ -30,7 +30,7 @@ public func withScopedValues<R>(
     var values = ScopedValues.current
     values.openChild()
     try update(&values)
-    return try await ScopedValues.$taskLocal.withValue(values, operation: operation)
+    return try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs `operation` with `values` as the current scope.
@@ -45,7 +45,7 @@ public func withScopedValues<R>(
 /// }
 /// ```
 public func withScopedValues<R>(_ values: ScopedValues, operation: () throws -> R) rethrows -> R {
-    try ScopedValues.$taskLocal.withValue(values, operation: operation)
+    try ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs the asynchronous `operation` with `values` as the current scope.
@@ -54,14 +54,13 @@ public func withScopedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    try await ScopedValues.$taskLocal.withValue(values, operation: operation)
+    try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
 }
 
 extension ScopedValues {
     /// Prepares a copy of the current values to become a child scope: one level deeper,
     /// stamping the values it sets as overrides at that depth.
-    package mutating func openChild() {
-        depth += 1
-        origin = .override(depth: depth)
+    package mutating func openChild(scope: ScopeContext? = nil) {
+        node = node.copy(extra: 4, depth: node.depth + 1, scope: scope ?? node.scope)
     }
 }

@@ -42,7 +42,7 @@ extension ScopedValues {
     public func describe() -> ScopeDescription {
         var entries: [ScopeDescription.Entry] = []
         var named: Set<String> = []
-        for box in overrides.boxes {
+        for box in node.boxes {
             named.insert(box.name)
             entries.append(
                 ScopeDescription.Entry(

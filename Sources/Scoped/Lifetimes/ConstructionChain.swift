@@ -1,10 +1,14 @@
 /// The services being built by the current task, outermost first, for cycle and captive
 /// dependency detection.
 struct ConstructionChain: Sendable {
-    struct Link: Sendable, Equatable {
-        let key: ObjectIdentifier
-        let name: String
+    struct Link: Sendable {
+        let key: any ScopedServiceKey.Type
         let lifetime: ScopedLifetime
+
+        init<K: ScopedServiceKey>(_ key: K.Type) {
+            self.key = key
+            self.lifetime = K.lifetime
+        }
     }
 
     @TaskLocal static var current = ConstructionChain()
@@ -19,7 +23,8 @@ struct ConstructionChain: Sendable {
 
     /// Throws if building `link` now would be a cycle or make an app service hold a scoped one.
     func check(_ link: Link) throws {
-        if links.contains(where: { $0.key == link.key }) {
+        if links.isEmpty { return }
+        if links.contains(where: { ObjectIdentifier($0.key) == ObjectIdentifier(link.key) }) {
             throw ScopedError.cycle(chain: describe(with: link))
         }
         if link.lifetime == .scope, links.contains(where: { $0.lifetime == .app }) {
@@ -28,6 +33,6 @@ struct ConstructionChain: Sendable {
     }
 
     private func describe(with link: Link) -> [String] {
-        (links + [link]).map { "\($0.name) (\($0.lifetime))" }
+        (links + [link]).map { "\($0.key.name) (\($0.lifetime))" }
     }
 }

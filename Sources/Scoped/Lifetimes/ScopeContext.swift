@@ -10,71 +10,72 @@ package final class ScopeContext: Sendable {
         case built(AnyValueBox)
     }
 
+    private struct Entry {
+        let id: ObjectIdentifier
+        var slot: Slot
+    }
+
+    /// A service this scope built and must close.
     private struct BuiltService: Sendable {
-        let name: String
-        let close: @Sendable (ScopeOutcome) async throws -> Void
+        let key: any ScopedServiceKey.Type
+        let box: AnyValueBox
     }
 
     private struct State: ~Copyable {
-        var slots: [ObjectIdentifier: Slot] = [:]
+        /// Services built or being built; few per scope, so a list beats a dictionary.
+        var entries: [Entry] = []
         /// Built services in the order their construction finished.
         var built: [BuiltService] = []
         var isClosed = false
+        /// The node this scope's services are built with; weak, since the node refers to this
+        /// scope. Whoever opened the scope keeps the node alive until the scope closes.
+        weak var node: ScopeNodeBuffer?
         /// For a root: scopes opened on it and not yet closed, and who waits for them to drain.
         var openScopes = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+        func index(of id: ObjectIdentifier) -> Int? {
+            entries.firstIndex { $0.id == id }
+        }
     }
 
     /// Thrown inside the cache when a construction this reader waited for failed before it
     /// could register; the reader starts over.
     private struct Retry: Error {}
 
-    /// How many scopes were opened below the root to reach this one; 0 for a root.
-    package let depth: Int
     /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/scope`` for a scope opened on one.
     package let lifetime: ScopedLifetime
     /// What the root registered: services, requirements, variants.
     package let registry: ScopeRegistry
     /// The root this scope belongs to, or `nil` when this is the root.
     private let parentRoot: ScopeContext?
-    /// The entries set when the scope opened; services are built with these values.
-    private let openingOverrides: OverrideTable
     private let state = Mutex(State())
 
-    package init(root registry: ScopeRegistry, overrides: OverrideTable) {
-        self.depth = 0
+    package init(root registry: ScopeRegistry) {
         self.lifetime = .app
         self.registry = registry
         self.parentRoot = nil
-        self.openingOverrides = overrides
     }
 
-    package init(childOf parent: ScopeContext, depth: Int, overrides: OverrideTable) {
-        self.depth = depth
+    package init(childOf parent: ScopeContext) {
         self.lifetime = .scope
         self.registry = parent.registry
         self.parentRoot = parent.root
-        self.openingOverrides = overrides
     }
 
     /// The application root this scope belongs to.
     package var root: ScopeContext { parentRoot ?? self }
 
-    /// The values services of this scope are built and closed with.
-    package var values: ScopedValues {
-        var values = ScopedValues()
-        values.overrides = openingOverrides
-        values.depth = depth
-        values.origin = depth == 0 ? .root : .override(depth: depth)
-        values.scope = self
-        return values
+    /// Records the node whose values this scope builds and closes its services with.
+    package func attach(_ node: ScopeNode) {
+        state.withLock { $0.node = node.buffer }
     }
 
     /// Whether the service for `key` has been built in this scope.
     package func isBuilt(_ key: ObjectIdentifier) -> Bool {
         state.withLock { state in
-            if case .built = state.slots[key] { return true }
-            return false
+            guard let index = state.index(of: key), case .built = state.entries[index].slot else { return false }
+            return true
         }
     }
 
@@ -82,36 +83,35 @@ package final class ScopeContext: Sendable {
     package func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         if let box = state.withLock({ state -> AnyValueBox? in
-            if case .built(let box) = state.slots[id] { return box }
-            return nil
+            guard let index = state.index(of: id), case .built(let box) = state.entries[index].slot else { return nil }
+            return box
         }) {
             return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
         }
-        let link = ConstructionChain.Link(key: id, name: K.name, lifetime: K.lifetime)
+        let link = ConstructionChain.Link(key)
         let chain = ConstructionChain.current
         try chain.check(link)
         while true {
-            let shouldBuild = try state.withLock { state -> Bool in
-                if state.slots[id] != nil { return false }
-                if state.isClosed { throw ScopedError.scopeEnded(entry: K.name) }
-                state.slots[id] = .building([])
-                return true
+            let node = try state.withLock { state -> ScopeNodeBuffer? in
+                if state.index(of: id) != nil { return nil }
+                guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: K.name) }
+                state.entries.append(Entry(id: id, slot: .building([])))
+                return node
             }
-            if shouldBuild {
-                return try await build(key, chain: chain.appending(link))
+            if let node {
+                return try await build(key, with: ScopeNode(node), chain: chain.appending(link))
             }
             do {
                 let box = try await withCheckedThrowingContinuation { continuation in
                     let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
-                        switch state.slots[id] {
+                        guard let index = state.index(of: id) else { return .failure(Retry()) }
+                        switch state.entries[index].slot {
                         case .built(let box):
                             return .success(box)
                         case .building(var waiters):
                             waiters.append(continuation)
-                            state.slots[id] = .building(waiters)
+                            state.entries[index].slot = .building(waiters)
                             return nil
-                        case nil:
-                            return .failure(Retry())
                         }
                     }
                     if let ready { continuation.resume(with: ready) }
@@ -123,39 +123,44 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    private func build<K: ScopedServiceKey>(_ key: K.Type, chain: ConstructionChain) async throws -> K.Value {
+    private func build<K: ScopedServiceKey>(
+        _ key: K.Type,
+        with node: ScopeNode,
+        chain: ConstructionChain
+    ) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         let value: K.Value
         do {
             value = try await ConstructionChain.$current.withValue(chain) {
-                try await withScopedValues(values) { try await K.makeValue() }
+                try await ScopedValues.$taskLocalNode.withValue(node) { try await K.makeValue() }
             }
         } catch {
-            let waiters = state.withLock { state in
-                defer { state.slots[id] = nil }
-                if case .building(let waiters) = state.slots[id] { return waiters }
+            let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
+                guard let index = state.index(of: id) else { return [] }
+                defer { state.entries.remove(at: index) }
+                if case .building(let waiters) = state.entries[index].slot { return waiters }
                 return []
             }
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
-        let box = ValueBox(value, name: K.name, kind: EntryKind(K.lifetime), origin: .default)
-        let service = BuiltService(name: K.name) { outcome in try await K.close(value, outcome: outcome) }
+        let box = ValueBox(value, keyType: key, kind: EntryKind(K.lifetime), origin: .default)
         let (waiters, isClosed) = state.withLock { state in
             var waiters: [CheckedContinuation<AnyValueBox, any Error>] = []
-            if case .building(let building) = state.slots[id] { waiters = building }
+            guard let index = state.index(of: id) else { return (waiters, true) }
+            if case .building(let building) = state.entries[index].slot { waiters = building }
             if state.isClosed {
-                state.slots[id] = nil
+                state.entries.remove(at: index)
             } else {
-                state.slots[id] = .built(box)
-                state.built.append(service)
+                state.entries[index].slot = .built(box)
+                state.built.append(BuiltService(key: key, box: box))
             }
             return (waiters, state.isClosed)
         }
         if isClosed {
             // The scope ended while this service was being built: close it now so nothing leaks.
             let error = ScopedError.scopeEnded(entry: K.name)
-            try? await withScopedValues(values) { try await service.close(.cancelled) }
+            try? await ScopedValues.$taskLocalNode.withValue(node) { try await K.close(value, outcome: .cancelled) }
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
@@ -167,17 +172,20 @@ package final class ScopeContext: Sendable {
     ///
     /// - Returns: the closes that threw; every close is attempted.
     package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
-        let built = state.withLock { state in
+        let (built, buffer) = state.withLock { state in
             state.isClosed = true
             defer { state.built = [] }
-            return state.built
+            return (state.built, state.node)
         }
+        let node = buffer.map(ScopeNode.init) ?? .empty
         var failures: [ScopeCloseError.Failure] = []
         for service in built.reversed() {
             do {
-                try await withScopedValues(values) { try await service.close(outcome) }
+                try await ScopedValues.$taskLocalNode.withValue(node) {
+                    try await service.key.close(erased: service.box, outcome: outcome)
+                }
             } catch {
-                failures.append(ScopeCloseError.Failure(entry: service.name, error: error))
+                failures.append(ScopeCloseError.Failure(entry: service.key.name, error: error))
             }
         }
         return failures
@@ -192,7 +200,7 @@ package final class ScopeContext: Sendable {
     package func scopeClosed() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.openScopes -= 1
-            guard state.openScopes == 0 else { return [] }
+            guard state.openScopes == 0, !state.drainWaiters.isEmpty else { return [] }
             defer { state.drainWaiters = [] }
             return state.drainWaiters
         }
@@ -212,5 +220,13 @@ package final class ScopeContext: Sendable {
             }
             if drained { continuation.resume() }
         }
+    }
+}
+
+extension ScopedServiceKey {
+    /// Closes a service stored type-erased, so a scope can close services of any key without
+    /// keeping a closure per service.
+    static func close(erased box: AnyValueBox, outcome: ScopeOutcome) async throws {
+        try await close(unsafeDowncast(box, to: ValueBox<Value>.self).value, outcome: outcome)
     }
 }

@@ -49,11 +49,11 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root on an explicit registry; test roots pass one with a test observer.
     package init(registry: ScopeRegistry, configure: (inout ScopedValues) throws -> Void) rethrows {
+        let context = ScopeContext(root: registry)
         var values = ScopedValues()
-        values.scope = ScopeContext(root: registry, overrides: OverrideTable())
-        try configure(&values)
-        let context = ScopeContext(root: registry, overrides: values.overrides)
         values.scope = context
+        try configure(&values)
+        context.attach(values.node)
         self.values = values
         self.context = context
     }

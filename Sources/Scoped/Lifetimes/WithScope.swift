@@ -22,18 +22,18 @@ func openScope<R>(
     isolation: isolated (any Actor)?,
     operation: () async throws -> R
 ) async throws -> R {
-    var values = parent
-    values.openChild()
-    try update(&values)
     let parentContext = parent.scope ?? ScopeRoot.implicit.context
-    let context = ScopeContext(childOf: parentContext, depth: values.depth, overrides: values.overrides)
-    values.scope = context
+    let context = ScopeContext(childOf: parentContext)
+    var values = parent
+    values.openChild(scope: context)
+    try update(&values)
+    context.attach(values.node)
     let root = context.root
     root.scopeOpened()
     defer { root.scopeClosed() }
     let result: R
     do {
-        result = try await ScopedValues.$taskLocal.withValue(values, operation: operation, isolation: isolation)
+        result = try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation, isolation: isolation)
     } catch {
         let outcome: ScopeOutcome = error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
         let failures = await context.close(outcome)

@@ -30,16 +30,16 @@ extension ScopeRoot {
                 record(ScopeProblem(entry: service.name, error: error))
             }
         }
+        let scope = ScopeContext(childOf: context)
         var scopeValues = values
-        scopeValues.openChild()
+        scopeValues.openChild(scope: scope)
         do {
             try update(&scopeValues)
         } catch {
             record(ScopeProblem(kind: .scopeFailed, entry: "scope", message: "Opening a scope threw: \(error)"))
             return problems
         }
-        let scope = ScopeContext(childOf: context, depth: scopeValues.depth, overrides: scopeValues.overrides)
-        scopeValues.scope = scope
+        scope.attach(scopeValues.node)
         for requirement in registry.requirements where !requirement.isSatisfied(scopeValues) {
             record(
                 ScopeProblem(
