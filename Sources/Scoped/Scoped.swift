@@ -19,7 +19,8 @@
 /// > application root at start-up to catch it before serving.
 @propertyWrapper
 public struct Scoped<Value: Sendable>: Sendable {
-    private let read: @Sendable (ScopedValues) -> Value
+    @usableFromInline
+    let read: @Sendable (ScopedValues) -> Value
 
     /// Reads the entry, or the value inside an entry, at a key path: `@Scoped(\.movieRepository)`.
     ///
@@ -48,6 +49,7 @@ public struct Scoped<Value: Sendable>: Sendable {
     }
 
     /// The value, read from the current scope.
+    @inlinable
     public var wrappedValue: Value {
         read(ScopedValues.current)
     }

@@ -19,6 +19,7 @@
 /// and one hash lookup, however deep scopes nest and however many entries they set.
 public struct ScopedValues: Sendable {
     /// The scope's entries, depth and lifetime scope; copied on the first write.
+    @usableFromInline
     package var node: ScopeNode
     /// The origin stamped on values set through this copy, when not the one its depth implies.
     package var stamp: EntryOrigin? = nil
@@ -30,11 +31,12 @@ public struct ScopedValues: Sendable {
         node = .empty
     }
 
+    @inlinable
     package init(node: ScopeNode) {
         self.node = node
     }
 
-    @TaskLocal
+    @usableFromInline @TaskLocal
     package static var taskLocalNode = ScopeNode.empty
 
     /// The values of the scope the calling task runs in.
@@ -44,7 +46,7 @@ public struct ScopedValues: Sendable {
     /// work, capture `ScopedValues.current` and bind it there with
     /// ``withScopedValues(_:operation:)-(ScopedValues,_)``.
     public static var current: ScopedValues {
-        @inline(__always) get { ScopedValues(node: taskLocalNode) }
+        @inlinable get { ScopedValues(node: taskLocalNode) }
     }
 
     /// How many scopes were opened below the root to reach this one.
@@ -63,7 +65,7 @@ public struct ScopedValues: Sendable {
     ///
     /// Reading returns the value set by the nearest enclosing scope, or `K.defaultValue`.
     public subscript<K: ScopedKey>(key: K.Type) -> K.Value {
-        get {
+        @inlinable get {
             if let box = node.box(for: ObjectIdentifier(key)) {
                 // The table stores a `ValueBox<K.Value>` for `K`; only this subscript writes it.
                 return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
@@ -168,6 +170,7 @@ public struct ScopedValues: Sendable {
     }
 
     /// The name diagnostics show for a key: the property name for `@Entry` keys, else the type.
+    @usableFromInline
     package static func entryName(of key: Any.Type) -> String {
         let name = String(describing: key)
         return name.hasPrefix("__Key_") ? String(name.dropFirst(6)) : name

@@ -4,6 +4,7 @@ import Synchronization
 ///
 /// It builds each service once, on first use, shares one construction among concurrent first
 /// readers, and closes what it built, in reverse order, when it ends.
+@usableFromInline
 package final class ScopeContext: Sendable {
     private enum Slot {
         case building([CheckedContinuation<AnyValueBox, any Error>])

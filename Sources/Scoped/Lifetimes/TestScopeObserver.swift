@@ -1,5 +1,6 @@
 /// What a test root is told about reads that tests should not make; ScopedTesting records
 /// them as test failures.
+@usableFromInline
 package final class TestScopeObserver: Sendable {
     private let onLiveDefaultRead: @Sendable (String) -> Void
 
@@ -8,6 +9,7 @@ package final class TestScopeObserver: Sendable {
     }
 
     /// A test read the live-only entry `entry` without overriding it.
+    @usableFromInline
     func readLiveDefault(_ entry: String) {
         onLiveDefaultRead(entry)
     }

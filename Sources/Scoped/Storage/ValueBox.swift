@@ -2,6 +2,7 @@
 ///
 /// `@unchecked Sendable`: every stored property is a `let` and never changes after `init`;
 /// the subclass holds only a `Sendable` value.
+@usableFromInline
 package class AnyValueBox: @unchecked Sendable {
     /// The key type (or, for objects, the object's type) the value is stored under.
     package let keyType: Any.Type
@@ -34,7 +35,9 @@ package class AnyValueBox: @unchecked Sendable {
 }
 
 /// An ``AnyValueBox`` holding a value of a known type.
+@usableFromInline
 package final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
+    @usableFromInline
     package let value: Value
 
     init(_ value: Value, keyType: Any.Type, kind: EntryKind, origin: EntryOrigin, variant: String? = nil) {
