@@ -27,6 +27,7 @@ public struct Scoped<Value: Sendable>: Sendable {
     /// The key path literal becomes a function, so a read calls the entry's getter directly
     /// rather than going through key-path projection, which costs several times a task-local
     /// read.
+    @inlinable
     public init(_ keyPath: @escaping @Sendable (ScopedValues) -> Value) {
         read = keyPath
     }
@@ -34,6 +35,7 @@ public struct Scoped<Value: Sendable>: Sendable {
     /// Reads the object of type `Value` that an enclosing scope set with ``ScopedValues/set(_:)``.
     ///
     /// Stops the process with a message naming the type if no scope set one.
+    @inlinable
     public init(_ type: Value.Type) {
         read = { values in
             guard let object = values.object(Value.self) else {
@@ -44,6 +46,7 @@ public struct Scoped<Value: Sendable>: Sendable {
     }
 
     /// Reads the object of type `T` that an enclosing scope set, or `nil` if none did.
+    @inlinable
     public init<T: Sendable>(_ type: T.Type) where Value == T? {
         read = { values in values.object(T.self) }
     }

@@ -22,8 +22,10 @@ public struct ScopedValues: Sendable {
     @usableFromInline
     package var node: ScopeNode
     /// The origin stamped on values set through this copy, when not the one its depth implies.
+    @usableFromInline
     package var stamp: EntryOrigin? = nil
     /// The variant being applied, stamped on values set through this copy while it is.
+    @usableFromInline
     package var variant: String? = nil
 
     /// Creates values in which every entry reads its default.
@@ -50,6 +52,7 @@ public struct ScopedValues: Sendable {
     }
 
     /// How many scopes were opened below the root to reach this one.
+    @inlinable
     package var depth: Int { node.depth }
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
@@ -59,6 +62,7 @@ public struct ScopedValues: Sendable {
     }
 
     /// The origin stamped on values set through this copy.
+    @inlinable
     package var origin: EntryOrigin { stamp ?? (depth == 0 ? .root : .override(depth: depth)) }
 
     /// Reads or sets the value of the entry `key`.
@@ -76,13 +80,14 @@ public struct ScopedValues: Sendable {
             }
             return K.defaultValue
         }
-        set {
+        @inlinable set {
             store(ValueBox(newValue, keyType: key, kind: .value, origin: origin, variant: variant), for: key)
         }
     }
 
     /// Stores `box` under `key`, copying the node first unless it is uniquely ours and has room.
-    private mutating func store(_ box: AnyValueBox, for key: Any.Type) {
+    @inlinable
+    mutating func store(_ box: AnyValueBox, for key: Any.Type) {
         if !node.isUnique() || !node.hasRoomForOneMore {
             node = node.copy(extra: 4, depth: node.depth, scope: node.scope)
         }
@@ -92,11 +97,13 @@ public struct ScopedValues: Sendable {
     /// Stores `object` under its type, for reading with `@Scoped(T.self)`.
     ///
     /// This is SwiftUI's `.environment(object)`: one value per type, found by the type alone.
+    @inlinable
     public mutating func set<T: Sendable>(_ object: T) {
         store(ValueBox(object, keyType: T.self, kind: .object, origin: origin, variant: variant), for: T.self)
     }
 
     /// The object of type `T` set by the nearest enclosing scope, or `nil` if none was.
+    @inlinable
     public func object<T: Sendable>(_ type: T.Type) -> T? {
         guard let box = node.box(for: ObjectIdentifier(type)) else { return nil }
         // Only `set(_:)` stores under a type's own identity, always as a `ValueBox<T>`.

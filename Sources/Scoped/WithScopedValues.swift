@@ -60,6 +60,7 @@ public func withScopedValues<R>(
 extension ScopedValues {
     /// Prepares a copy of the current values to become a child scope: one level deeper,
     /// stamping the values it sets as overrides at that depth.
+    @inlinable
     package mutating func openChild(scope: ScopeContext? = nil) {
         node = node.copy(extra: 4, depth: node.depth + 1, scope: scope ?? node.scope)
     }

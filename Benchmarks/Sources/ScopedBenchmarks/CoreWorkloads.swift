@@ -184,6 +184,12 @@ func coreWorkloads() -> [Workload] {
         Workload(group: "read", name: "Swinject resolve at the leaf of a 64-deep child-container chain") { n in
             loop(n) { swinjectCount(deepSwinjectLeaf) }
         },
+        Workload(group: "per request", name: "raw @TaskLocal withValue + 1 read") { n in
+            loop(n) { RawTaskLocal.$repository.withValue(MockBenchRepository()) { rawTaskLocalCount() } }
+        },
+        Workload(group: "per request", name: "Scoped withScopedValues: no override + 1 read") { n in
+            loop(n) { withScopedValues({ _ in }) { scoped.count() } }
+        },
         Workload(group: "per request", name: "Scoped withScopedValues: 2 overrides + 1 read") { n in
             loop(n) {
                 withScopedValues({

@@ -28,9 +28,10 @@ package final class ScopeContext: Sendable {
         /// Built services in the order their construction finished.
         var built: [BuiltService] = []
         var isClosed = false
-        /// The node this scope's services are built with; weak, since the node refers to this
-        /// scope. Whoever opened the scope keeps the node alive until the scope closes.
-        weak var node: ScopeNodeBuffer?
+        /// The node this scope's services are built with. The node refers to this scope too;
+        /// ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would give the
+        /// node a side table and slow down every retain of it on the read path.)
+        var node: ScopeNodeBuffer?
         /// For a root: scopes opened on it and not yet closed, and who waits for them to drain.
         var openScopes = 0
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
@@ -72,6 +73,12 @@ package final class ScopeContext: Sendable {
         state.withLock { $0.node = node.buffer }
     }
 
+    /// Forgets the node, breaking the cycle between them, for a root that is discarded
+    /// without being shut down.
+    package func detach() {
+        state.withLock { $0.node = nil }
+    }
+
     /// Whether the service for `key` has been built in this scope.
     package func isBuilt(_ key: ObjectIdentifier) -> Bool {
         state.withLock { state in
@@ -81,7 +88,7 @@ package final class ScopeContext: Sendable {
     }
 
     /// The service for `K`, built now if this scope has not built it yet.
-    package func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
+    nonisolated(nonsending) package func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         if let box = state.withLock({ state -> AnyValueBox? in
             guard let index = state.index(of: id), case .built(let box) = state.entries[index].slot else { return nil }
@@ -124,7 +131,7 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    private func build<K: ScopedServiceKey>(
+    nonisolated(nonsending) private func build<K: ScopedServiceKey>(
         _ key: K.Type,
         with node: ScopeNode,
         chain: ConstructionChain
@@ -172,10 +179,13 @@ package final class ScopeContext: Sendable {
     /// Ends the scope: closes every service it built, newest first, each told `outcome`.
     ///
     /// - Returns: the closes that threw; every close is attempted.
-    package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
+    nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
         let (built, buffer) = state.withLock { state in
             state.isClosed = true
-            defer { state.built = [] }
+            defer {
+                state.built = []
+                state.node = nil
+            }
             return (state.built, state.node)
         }
         let node = buffer.map(ScopeNode.init) ?? .empty

@@ -58,6 +58,10 @@ public final class ScopeRoot: Sendable {
         self.context = context
     }
 
+    deinit {
+        context.detach()
+    }
+
     /// Creates a root whose values are all defaults.
     ///
     /// See ``init(services:requirements:variants:onCloseError:configure:)`` for the parameters.

@@ -24,10 +24,13 @@ package struct ScopeNode: @unchecked Sendable {
     package static let empty = ScopeNode(.make(capacity: 0, depth: 0, scope: nil))
 
     package var count: Int { buffer.count }
+    @inlinable
     package var depth: Int { buffer.depth }
+    @inlinable
     package var scope: ScopeContext? { buffer.scope }
     @inlinable
     package var testObserver: TestScopeObserver? { buffer.testObserver }
+    @inlinable
     package var hasRoomForOneMore: Bool { buffer.hasRoomForOneMore }
     package var boxes: [AnyValueBox] { buffer.boxes }
 
@@ -35,14 +38,17 @@ package struct ScopeNode: @unchecked Sendable {
     package func box(for key: ObjectIdentifier) -> AnyValueBox? { buffer.box(for: key) }
 
     /// A copy with room for `extra` more entries, at `depth`, in `scope`.
+    @inlinable
     package func copy(extra: Int, depth: Int, scope: ScopeContext?) -> ScopeNode {
         ScopeNode(buffer.copy(extra: extra, depth: depth, scope: scope))
     }
 
     /// Whether this is the only reference to the buffer, so it may be written in place.
+    @inlinable
     package mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
 
     /// Stores `box` for `key`; the buffer must be unique and have room.
+    @inlinable
     package func set(_ box: AnyValueBox, for key: ObjectIdentifier) { buffer.set(box, for: key) }
 }
 
@@ -80,7 +86,9 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     }
 
     package var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+    @inlinable
     package var depth: Int { withUnsafeMutablePointerToHeader { $0.pointee.depth } }
+    @inlinable
     package var scope: ScopeContext? { withUnsafeMutablePointerToHeader { $0.pointee.scope } }
     @inlinable
     package var testObserver: TestScopeObserver? { withUnsafeMutablePointerToHeader { $0.pointee.testObserver } }
@@ -112,11 +120,13 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     }
 
     /// Whether one more entry fits without passing half the capacity.
+    @inlinable
     package var hasRoomForOneMore: Bool {
         withUnsafeMutablePointerToHeader { ($0.pointee.count &+ 1) &* 2 <= $0.pointee.capacity }
     }
 
     /// A copy with room for `extra` more entries, at `depth`, in `scope`.
+    @usableFromInline
     package func copy(extra: Int, depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
         let needed = (count + extra) * 2
         var capacity = 8
@@ -132,6 +142,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
 
     /// Stores `box` for `key`, replacing what was there. The node must be uniquely referenced
     /// and have room (``hasRoomForOneMore``).
+    @usableFromInline
     package func set(_ box: AnyValueBox, for key: ObjectIdentifier) {
         insert(box, identity: UInt(bitPattern: key))
     }

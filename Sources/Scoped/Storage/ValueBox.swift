@@ -40,6 +40,7 @@ package final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable 
     @usableFromInline
     package let value: Value
 
+    @usableFromInline
     init(_ value: Value, keyType: Any.Type, kind: EntryKind, origin: EntryOrigin, variant: String? = nil) {
         self.value = value
         super.init(keyType: keyType, valueType: Value.self, kind: kind, origin: origin, variant: variant)
