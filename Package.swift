@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "Scoped", targets: ["Scoped"]),
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
+        .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
@@ -22,8 +23,15 @@ let package = Package(
         ),
         .target(name: "Scoped", dependencies: ["ScopedMacros"]),
         .target(name: "ScopedTesting", dependencies: ["Scoped"]),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "ScopedSQLite", dependencies: ["Scoped", "CSQLite"]),
         .testTarget(name: "ScopedTests", dependencies: ["Scoped"]),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
+        .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting"]),
         .testTarget(
             name: "ScopedMacrosTests",
             dependencies: [

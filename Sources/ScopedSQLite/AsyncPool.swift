@@ -1,0 +1,105 @@
+import Synchronization
+
+/// A set of resources handed out one task at a time. A task that finds none free suspends
+/// until one is returned; no thread ever blocks waiting.
+final class AsyncPool<Resource: Sendable>: Sendable {
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Resource, any Error>
+    }
+
+    private struct State {
+        var available: [Resource]
+        var waiters: [Waiter] = []
+        var nextWaiterID: UInt64 = 0
+        var leased = 0
+        var isClosed = false
+        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+    /// How many resources the pool holds in all.
+    let size: Int
+
+    init(_ resources: [Resource]) {
+        state = Mutex(State(available: resources))
+        size = resources.count
+    }
+
+    /// Takes a free resource, suspending until one is returned if none is free.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled while waiting;
+    ///   ``SQLiteDatabaseClosedError`` once the pool is closed.
+    func acquire() async throws -> Resource {
+        let id = state.withLock { state in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let result: Result<Resource, any Error>? = state.withLock { state in
+                    if state.isClosed { return .failure(SQLiteDatabaseClosedError()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if let resource = state.available.popLast() {
+                        state.leased += 1
+                        return .success(resource)
+                    }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return nil
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
+    func release(_ resource: Resource) {
+        let (waiter, drained) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
+            state.leased -= 1
+            state.available.append(resource)
+            guard state.leased == 0 else { return (nil, []) }
+            defer { state.drainWaiters = [] }
+            return (nil, state.drainWaiters)
+        }
+        waiter?.continuation.resume(returning: resource)
+        for continuation in drained { continuation.resume() }
+    }
+
+    /// How many resources are free right now.
+    var availableCount: Int { state.withLock { $0.available.count } }
+
+    /// Refuses new acquisitions, waits for every leased resource to come back, and returns
+    /// all of them.
+    func close() async -> [Resource] {
+        let waiters = state.withLock { state -> [Waiter] in
+            state.isClosed = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(throwing: SQLiteDatabaseClosedError()) }
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.leased == 0 { return true }
+                state.drainWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+        return state.withLock { state in
+            defer { state.available = [] }
+            return state.available
+        }
+    }
+}
+
+/// The database was closed: no connection can be leased any more.
+public struct SQLiteDatabaseClosedError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String { "The SQLite database is closed." }
+}

@@ -1,0 +1,54 @@
+/// How to open a ``SQLiteDatabase``.
+public struct SQLiteConfiguration: Sendable, Hashable {
+    /// How hard SQLite works to make a commit survive a power loss (`PRAGMA synchronous`).
+    public enum Synchronous: String, Sendable, Hashable, CaseIterable {
+        /// No syncs: fastest, and a power loss may lose or corrupt recent commits.
+        case off = "OFF"
+        /// In WAL mode, a commit may be lost on power loss but the database stays consistent.
+        case normal = "NORMAL"
+        /// Every commit is synced to disk before it returns: the durable default.
+        case full = "FULL"
+        /// As `full`, and the directory is synced too.
+        case extra = "EXTRA"
+
+        /// The value `PRAGMA synchronous` reads back for this setting.
+        public var pragmaValue: Int {
+            switch self {
+            case .off: 0
+            case .normal: 1
+            case .full: 2
+            case .extra: 3
+            }
+        }
+    }
+
+    /// The database file; its parent folders are created if missing.
+    public var path: String
+    /// How many reader connections to keep; the one writer is always there. Default 4.
+    public var readers: Int
+    /// Durability of commits. Default ``Synchronous/full``.
+    public var synchronous: Synchronous
+    /// How long to keep retrying, asynchronously, when another process holds the database's
+    /// write lock, before failing with ``SQLiteError/Code/busy``. Default 5 seconds.
+    public var busyTimeout: Duration
+    /// Opens the file read-only: every write fails with ``SQLiteError/Code/readOnly``.
+    public var readOnly: Bool
+    /// The migrations to apply at open, in version order.
+    public var migrations: [SQLiteMigration]
+
+    public init(
+        path: String,
+        readers: Int = 4,
+        synchronous: Synchronous = .full,
+        busyTimeout: Duration = .seconds(5),
+        readOnly: Bool = false,
+        migrations: [SQLiteMigration] = []
+    ) {
+        self.path = path
+        self.readers = readers
+        self.synchronous = synchronous
+        self.busyTimeout = busyTimeout
+        self.readOnly = readOnly
+        self.migrations = migrations
+    }
+}

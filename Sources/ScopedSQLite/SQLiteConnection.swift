@@ -1,0 +1,156 @@
+import CSQLite
+
+/// One connection to a database file, with its own cache of prepared statements.
+///
+/// A connection is used by one task at a time: ``SQLiteDatabase`` hands it out through a lease
+/// and takes it back. `@unchecked Sendable` because of that exclusive hand-over; the connection
+/// is opened with `SQLITE_OPEN_NOMUTEX` and never used by two tasks at once.
+public final class SQLiteConnection: @unchecked Sendable {
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+    /// The file the connection is open on.
+    public let path: String
+
+    /// Opens `path` with the given `sqlite3_open_v2` flags.
+    init(path: String, flags: Int32) throws {
+        var handle: OpaquePointer?
+        let result = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
+        guard result == SQLITE_OK, let handle else {
+            let error = SQLiteError(resultCode: result, connection: handle, sql: nil)
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        sqlite3_extended_result_codes(handle, 1)
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit {
+        close()
+    }
+
+    private var isClosed = false
+
+    /// Finalizes the cached statements and closes the connection.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements = [:]
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs `sql`, which may hold several statements and no bound values (schema, pragmas).
+    public func executeScript(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(handle, sql, nil, nil, &message)
+        if result != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
+            sqlite3_free(message)
+            throw SQLiteError(code: .init(resultCode: result), resultCode: result, message: text, sql: sql)
+        }
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows it changed.
+    @discardableResult
+    public func execute(_ sql: SQL) throws -> Int {
+        try withStatement(sql) { statement in
+            while try step(statement, sql: sql) {}
+        }
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs a query and returns every row.
+    public func query(_ sql: SQL) throws -> [SQLiteRow] {
+        try withStatement(sql) { statement in
+            let count = sqlite3_column_count(statement)
+            let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
+            var rows: [SQLiteRow] = []
+            while try step(statement, sql: sql) {
+                rows.append(SQLiteRow(columns: columns, values: (0..<count).map { column(statement, $0) }))
+            }
+            return rows
+        }
+    }
+
+    /// Runs a query and decodes every row into `T`.
+    public func query<T: Decodable>(_ sql: SQL, as type: T.Type) throws -> [T] {
+        try query(sql).map { try $0.decode(type) }
+    }
+
+    /// Runs a query and returns the first column of the first row, if there is one.
+    public func scalar<T: SQLiteBindable>(_ sql: SQL, as type: T.Type = T.self) throws -> T? {
+        try withStatement(sql) { statement in
+            guard try step(statement, sql: sql) else { return nil }
+            return T(sqliteValue: column(statement, 0))
+        }
+    }
+
+    /// The row ID of the most recent successful insert on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Whether a transaction is open on this connection.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// The number of statements this connection has prepared and cached.
+    var cachedStatementCount: Int { statements.count }
+
+    private func withStatement<R>(_ sql: SQL, _ body: (OpaquePointer) throws -> R) throws -> R {
+        let statement = try prepared(sql.text)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in sql.bindings.enumerated() {
+            let result = bind(value, to: statement, at: Int32(index + 1))
+            if result != SQLITE_OK { throw SQLiteError(resultCode: result, connection: handle, sql: sql.text) }
+        }
+        return try body(statement)
+    }
+
+    private func prepared(_ text: String) throws -> OpaquePointer {
+        if let statement = statements[text] { return statement }
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v3(handle, text, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard result == SQLITE_OK, let statement else {
+            throw SQLiteError(resultCode: result, connection: handle, sql: text)
+        }
+        statements[text] = statement
+        return statement
+    }
+
+    /// Steps once: `true` when a row is ready, `false` when the statement is done.
+    private func step(_ statement: OpaquePointer, sql: SQL) throws -> Bool {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let result: throw SQLiteError(resultCode: result, connection: handle, sql: sql.text)
+        }
+    }
+
+    private func bind(_ value: SQLiteValue, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        switch value {
+        case .null: return sqlite3_bind_null(statement, index)
+        case .integer(let value): return sqlite3_bind_int64(statement, index, value)
+        case .real(let value): return sqlite3_bind_double(statement, index, value)
+        case .text(let value): return sqlite3_bind_text(statement, index, value, -1, csqlite_transient())
+        case .blob(let value):
+            return value.withUnsafeBytes { bytes in
+                sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), csqlite_transient())
+            }
+        }
+    }
+
+    private func column(_ statement: OpaquePointer, _ index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, index)))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, index))
+            guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
+        default: return .null
+        }
+    }
+}

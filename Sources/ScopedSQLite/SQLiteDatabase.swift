@@ -1,0 +1,170 @@
+import CSQLite
+import Foundation
+
+/// A SQLite database file in WAL mode: one writer connection and a pool of readers.
+///
+/// Open it once per application (it is the ``SQLiteDatabaseKey`` app service), read and write
+/// through a request's ``SQLiteSession``, and ``close()`` it at shutdown. Waiting for a
+/// connection suspends the task; no thread blocks.
+public final class SQLiteDatabase: Sendable {
+    /// How the database was opened.
+    public let configuration: SQLiteConfiguration
+    private let writers: AsyncPool<SQLiteConnection>
+    private let readerPool: AsyncPool<SQLiteConnection>
+
+    /// Opens (or creates) the database, applies its configuration and runs its migrations.
+    ///
+    /// - Throws: ``SQLiteError`` naming the file when it cannot be opened (``SQLiteError/Code/cantOpen``)
+    ///   or is not a database (``SQLiteError/Code/corrupt``); ``SQLiteMigrationError`` when a
+    ///   migration fails.
+    public init(_ configuration: SQLiteConfiguration) throws {
+        self.configuration = configuration
+        let path = configuration.path
+        if !configuration.readOnly {
+            let folder = URL(filePath: path).deletingLastPathComponent()
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw SQLiteError(
+                    code: .cantOpen,
+                    resultCode: SQLITE_CANTOPEN,
+                    message: "Cannot create the folder \(folder.path) for the database \(path): \(error.localizedDescription)",
+                    sql: nil
+                )
+            }
+        }
+        let flags = configuration.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let writer = try Self.open(path, flags: flags, configuration: configuration, isWriter: true)
+        if !configuration.readOnly {
+            try Self.migrate(writer, to: configuration.migrations)
+        }
+        var readers: [SQLiteConnection] = []
+        for _ in 0..<max(1, configuration.readers) {
+            readers.append(try Self.open(path, flags: SQLITE_OPEN_READONLY, configuration: configuration, isWriter: false))
+        }
+        writers = AsyncPool([writer])
+        readerPool = AsyncPool(readers)
+    }
+
+    private static func open(
+        _ path: String,
+        flags: Int32,
+        configuration: SQLiteConfiguration,
+        isWriter: Bool
+    ) throws -> SQLiteConnection {
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, flags: flags)
+        } catch let error as SQLiteError {
+            throw SQLiteError(code: error.code, resultCode: error.resultCode, message: "\(error.message): \(path)", sql: nil)
+        }
+        do {
+            if isWriter && !configuration.readOnly {
+                let mode: String? = try connection.scalar("PRAGMA journal_mode = WAL")
+                guard mode?.lowercased() == "wal" else {
+                    throw SQLiteError(
+                        code: .other(SQLITE_ERROR),
+                        resultCode: SQLITE_ERROR,
+                        message: "Could not enable WAL mode (journal_mode is \(mode ?? "unknown")): \(path)",
+                        sql: "PRAGMA journal_mode = WAL"
+                    )
+                }
+            } else {
+                // Reading the schema now turns "not a database" into an error at open.
+                _ = try connection.scalar("SELECT count(*) FROM sqlite_master", as: Int.self)
+            }
+            // `synchronous` must be set after WAL is enabled: it is remembered per journal mode.
+            try connection.executeScript(
+                """
+                PRAGMA synchronous = \(configuration.synchronous.rawValue);
+                PRAGMA foreign_keys = ON;
+                PRAGMA busy_timeout = 0;
+                """
+            )
+        } catch let error as SQLiteError {
+            connection.close()
+            throw SQLiteError(code: error.code, resultCode: error.resultCode, message: "\(error.message): \(path)", sql: error.sql)
+        }
+        return connection
+    }
+
+    private static func migrate(_ connection: SQLiteConnection, to migrations: [SQLiteMigration]) throws {
+        var version = try connection.scalar("PRAGMA user_version", as: Int.self) ?? 0
+        for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
+            do {
+                try connection.executeScript("BEGIN IMMEDIATE")
+                try connection.executeScript(migration.script)
+                // PRAGMA takes no bound parameters; the version is an integer from code.
+                try connection.executeScript("PRAGMA user_version = \(migration.version)")
+                try connection.executeScript("COMMIT")
+                version = migration.version
+            } catch {
+                try? connection.executeScript("ROLLBACK")
+                throw SQLiteMigrationError(version: migration.version, name: migration.name, currentVersion: version, underlying: error)
+            }
+        }
+    }
+
+    /// The schema version recorded in the file (`PRAGMA user_version`).
+    public func schemaVersion() async throws -> Int {
+        try await read { try $0.scalar("PRAGMA user_version", as: Int.self) ?? 0 }
+    }
+
+    /// Runs `body` on a reader connection inside one read transaction: a consistent snapshot.
+    public func read<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
+        let connection = try await leaseReader()
+        defer { releaseReader(connection) }
+        try connection.executeScript("BEGIN")
+        defer { try? connection.executeScript("COMMIT") }
+        return try body(connection)
+    }
+
+    /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction: committed
+    /// when it returns, rolled back when it throws.
+    public func write<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
+        let connection = try await leaseWriter()
+        defer { releaseWriter(connection) }
+        try await beginImmediate(on: connection)
+        do {
+            let result = try body(connection)
+            try connection.executeScript("COMMIT")
+            return result
+        } catch {
+            try? connection.executeScript("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Starts a write transaction, retrying asynchronously while another process holds the
+    /// write lock, for at most ``SQLiteConfiguration/busyTimeout``.
+    func beginImmediate(on connection: SQLiteConnection) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: configuration.busyTimeout)
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                try connection.executeScript("BEGIN IMMEDIATE")
+                return
+            } catch let error as SQLiteError where error.code == .busy && clock.now < deadline {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
+    }
+
+    func leaseReader() async throws -> SQLiteConnection { try await readerPool.acquire() }
+    func releaseReader(_ connection: SQLiteConnection) { readerPool.release(connection) }
+    func leaseWriter() async throws -> SQLiteConnection { try await writers.acquire() }
+    func releaseWriter(_ connection: SQLiteConnection) { writers.release(connection) }
+
+    /// How many connections (readers and the writer) are free right now; after every session
+    /// has ended, this is ``SQLiteConfiguration/readers`` + 1.
+    public var idleConnectionCount: Int { readerPool.availableCount + writers.availableCount }
+
+    /// Closes the database: refuses new leases, waits for leased connections to come back,
+    /// then closes every connection.
+    public func close() async {
+        for connection in await readerPool.close() { connection.close() }
+        for connection in await writers.close() { connection.close() }
+    }
+}

@@ -1,0 +1,54 @@
+import Scoped
+
+extension ScopedValues {
+    /// How to open the application's database; set it on the application root.
+    @Entry public var sqliteConfiguration: SQLiteConfiguration? = nil
+
+    /// The application's database: opened once per root from ``sqliteConfiguration``, on first
+    /// use, and closed when the root shuts down.
+    public var database: SQLiteDatabase {
+        get async throws { try await self[SQLiteDatabaseKey.self] }
+    }
+
+    /// The current scope's database session: one transaction, committed when the scope ends
+    /// well and rolled back otherwise.
+    public var sqliteSession: SQLiteSession {
+        get async throws { try await self[SQLiteSessionKey.self] }
+    }
+}
+
+/// The application's ``SQLiteDatabase``, an app service built from `sqliteConfiguration`.
+public enum SQLiteDatabaseKey: ScopedServiceKey {
+    public static let lifetime = ScopedLifetime.app
+    public static var name: String { "database" }
+
+    public static func makeValue() async throws -> SQLiteDatabase {
+        guard let configuration = ScopedValues.current.sqliteConfiguration else {
+            throw SQLiteError(
+                code: .misuse,
+                resultCode: 21,
+                message: "No database configured: set `$0.sqliteConfiguration` on the application root",
+                sql: nil
+            )
+        }
+        return try SQLiteDatabase(configuration)
+    }
+
+    public static func close(_ database: SQLiteDatabase, outcome: ScopeOutcome) async throws {
+        await database.close()
+    }
+}
+
+/// The scope's ``SQLiteSession``, a per-scope resource finished when the scope ends.
+public enum SQLiteSessionKey: ScopedServiceKey {
+    public static let lifetime = ScopedLifetime.scope
+    public static var name: String { "sqliteSession" }
+
+    public static func makeValue() async throws -> SQLiteSession {
+        SQLiteSession(database: try await ScopedValues.current.database)
+    }
+
+    public static func close(_ session: SQLiteSession, outcome: ScopeOutcome) async throws {
+        try await session.finish(outcome)
+    }
+}

@@ -1,0 +1,137 @@
+import Scoped
+import Synchronization
+
+/// A request's unit of work on the database: one transaction on one connection, leased on
+/// first use, committed when the request's scope ends well and rolled back otherwise.
+///
+/// Read it from the scope with `try await ScopedValues.current.sqliteSession`. A session that
+/// only reads leases a reader; its first write leases the writer and begins `BEGIN IMMEDIATE`
+/// (ending any read transaction first). Statements of one session run one at a time, even
+/// from concurrent child tasks.
+public final class SQLiteSession: Sendable {
+    private enum Lease {
+        case reader(SQLiteConnection)
+        case writer(SQLiteConnection)
+    }
+
+    private let database: SQLiteDatabase
+    private let lease = Mutex<Lease?>(nil)
+    /// Serializes the session's statements: one permit.
+    private let turn = AsyncPool<Int>([0])
+
+    /// Creates a session on `database`; it leases nothing until its first statement.
+    public init(database: SQLiteDatabase) {
+        self.database = database
+    }
+
+    /// Runs a query and returns its rows.
+    public func query(_ sql: SQL) async throws -> [SQLiteRow] {
+        try await withConnection(writing: false) { try $0.query(sql) }
+    }
+
+    /// Runs a query and decodes its rows into `T`.
+    public func query<T: Decodable & Sendable>(_ sql: SQL, as type: T.Type) async throws -> [T] {
+        try await withConnection(writing: false) { try $0.query(sql, as: type) }
+    }
+
+    /// Runs a query and returns the first column of its first row, if any.
+    public func scalar<T: SQLiteBindable>(_ sql: SQL, as type: T.Type = T.self) async throws -> T? {
+        try await withConnection(writing: false) { try $0.scalar(sql, as: type) }
+    }
+
+    /// Runs a writing statement in the session's write transaction; returns the rows changed.
+    @discardableResult
+    public func execute(_ sql: SQL) async throws -> Int {
+        try await withConnection(writing: true) { try $0.execute(sql) }
+    }
+
+    /// Runs an `INSERT` in the session's write transaction; returns the new row's ID.
+    public func insert(_ sql: SQL) async throws -> Int64 {
+        try await withConnection(writing: true) { connection in
+            try connection.execute(sql)
+            return connection.lastInsertRowID
+        }
+    }
+
+    /// Whether the session holds a connection (and so an open transaction).
+    public var isActive: Bool { lease.withLock { $0 != nil } }
+
+    /// Whether the session holds the writer.
+    public var isWriting: Bool {
+        lease.withLock {
+            if case .writer = $0 { return true }
+            return false
+        }
+    }
+
+    private func withConnection<R: Sendable>(
+        writing: Bool,
+        _ body: (SQLiteConnection) throws -> R
+    ) async throws -> R {
+        _ = try await turn.acquire()
+        defer { turn.release(0) }
+        let connection = try await connection(writing: writing)
+        return try body(connection)
+    }
+
+    private func connection(writing: Bool) async throws -> SQLiteConnection {
+        switch lease.withLock({ $0 }) {
+        case .writer(let connection):
+            return connection
+        case .reader(let connection) where !writing:
+            return connection
+        case .reader(let connection):
+            // First write after reads: end the read transaction and move to the writer.
+            try? connection.executeScript("COMMIT")
+            database.releaseReader(connection)
+            lease.withLock { $0 = nil }
+            return try await self.connection(writing: true)
+        case nil:
+            if writing {
+                let connection = try await database.leaseWriter()
+                do {
+                    try await database.beginImmediate(on: connection)
+                } catch {
+                    database.releaseWriter(connection)
+                    throw error
+                }
+                lease.withLock { $0 = .writer(connection) }
+                return connection
+            }
+            let connection = try await database.leaseReader()
+            do {
+                try connection.executeScript("BEGIN")
+            } catch {
+                database.releaseReader(connection)
+                throw error
+            }
+            lease.withLock { $0 = .reader(connection) }
+            return connection
+        }
+    }
+
+    /// Ends the session: commits on success, rolls back otherwise, and always returns the
+    /// connection.
+    ///
+    /// - Throws: the commit's error, after rolling back, when a successful scope's commit fails.
+    public func finish(_ outcome: ScopeOutcome) async throws {
+        guard let current = lease.withLock({ lease in defer { lease = nil }; return lease }) else { return }
+        switch current {
+        case .reader(let connection):
+            defer { database.releaseReader(connection) }
+            try connection.executeScript("COMMIT")
+        case .writer(let connection):
+            defer { database.releaseWriter(connection) }
+            guard outcome.isSuccess else {
+                try connection.executeScript("ROLLBACK")
+                return
+            }
+            do {
+                try connection.executeScript("COMMIT")
+            } catch {
+                if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import ScopedSQLite
+import Synchronization
+import Testing
+
+struct SQLiteDatabaseTests {
+    @Test(arguments: SQLiteConfiguration.Synchronous.allCases)
+    func opensInWALModeWithForeignKeysAndTheConfiguredSynchronous(synchronous: SQLiteConfiguration.Synchronous) async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("nested/deeper/catalog.sqlite")
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, synchronous: synchronous))
+        let (mode, sync, foreignKeys) = try await database.write { connection in
+            (
+                try connection.scalar("PRAGMA journal_mode", as: String.self),
+                try connection.scalar("PRAGMA synchronous", as: Int.self),
+                try connection.scalar("PRAGMA foreign_keys", as: Int.self)
+            )
+        }
+        #expect(mode == "wal")
+        #expect(sync == synchronous.pragmaValue)
+        #expect(foreignKeys == 1)
+        #expect(FileManager.default.fileExists(atPath: path))
+        await database.close()
+    }
+
+    @Test func unwritableFolderIsAClearErrorNamingThePath() throws {
+        let folder = try TemporaryFolder()
+        let blocker = folder.path("not-a-folder")
+        try Data("x".utf8).write(to: URL(filePath: blocker))
+        let error = try #require(throws: SQLiteError.self) {
+            try SQLiteDatabase(SQLiteConfiguration(path: blocker + "/catalog.sqlite"))
+        }
+        #expect(error.code == .cantOpen)
+        #expect(error.message.contains(blocker))
+    }
+
+    @Test func corruptFileIsAClearErrorAndNoCrash() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("corrupt.sqlite")
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(filePath: path))
+        let error = try #require(throws: SQLiteError.self) {
+            try SQLiteDatabase(SQLiteConfiguration(path: path))
+        }
+        #expect(error.code == .corrupt)
+        #expect(error.message.contains(path))
+    }
+
+    @Test func readOnlyDatabaseRefusesWritesWithATypedError() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("catalog.sqlite")
+        let writable = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema))
+        await writable.close()
+        let readOnly = try SQLiteDatabase(SQLiteConfiguration(path: path, readOnly: true))
+        let error = try await #require(throws: SQLiteError.self) {
+            try await readOnly.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+        }
+        #expect(error.code == .readOnly)
+        #expect(error.sql == "INSERT INTO movies (title, year) VALUES (?, ?)")
+        #expect(try await readOnly.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
+        await readOnly.close()
+    }
+
+    @Test func migrationsRunOnceInOrderAndRecordTheVersion() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("catalog.sqlite")
+        let first = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: [movieSchema[1], movieSchema[0]]))
+        #expect(try await first.schemaVersion() == 2)
+        try await first.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
+        await first.close()
+        // Reopening applies nothing again: the row survives and no CREATE TABLE fails.
+        let second = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema))
+        #expect(try await second.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 1)
+        await second.close()
+    }
+
+    @Test func failingMigrationLeavesThePreviousVersionAndNamesTheMigration() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("catalog.sqlite")
+        let broken = SQLiteMigration(version: 3, name: "add broken index", script: "CREATE TABLE extra (x); CREATE INDEX i ON nowhere (x);")
+        let error = try #require(throws: SQLiteMigrationError.self) {
+            try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema + [broken]))
+        }
+        #expect(error.version == 3)
+        #expect(error.currentVersion == 2)
+        #expect(error.description.contains("add broken index"))
+        let reopened = try SQLiteDatabase(SQLiteConfiguration(path: path))
+        #expect(try await reopened.schemaVersion() == 2)
+        let extraTables = try await reopened.read {
+            try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name = \("extra")", as: Int.self)
+        }
+        #expect(extraTables == 0, "the failed migration's first statement was rolled back")
+        await reopened.close()
+    }
+
+    @Test func interpolatedValuesAreBoundNeverSpliced() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
+        let hostile = "Toy Story'); DROP TABLE movies; --"
+        let insert: SQL = "INSERT INTO movies (title, year, director) VALUES (\(hostile), \(1995), \(String?.none))"
+        #expect(insert.text == "INSERT INTO movies (title, year, director) VALUES (?, ?, ?)")
+        #expect(insert.bindings == [.text(hostile), .integer(1995), .null])
+        try await database.write { try $0.execute(insert) }
+        let rows = try await database.read { try $0.query("SELECT * FROM movies", as: MovieRow.self) }
+        #expect(rows == [MovieRow(id: 1, title: hostile, year: 1995, director: nil)])
+        await database.close()
+    }
+
+    @Test func constraintViolationIsATypedErrorCarryingTheStatement() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
+        let error = try await #require(throws: SQLiteError.self) {
+            try await database.write { connection in
+                try connection.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
+                try connection.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2010))")
+            }
+        }
+        #expect(error.code == .constraint)
+        #expect(error.message.contains("UNIQUE"))
+        #expect(error.sql == "INSERT INTO movies (title, year) VALUES (?, ?)")
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
+        await database.close()
+    }
+
+    @Test func rowsAreReadByColumnAndDecodingErrorsNameTheColumn() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
+        try await database.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
+        let row = try #require(try await database.read { try $0.query("SELECT id, title, year, director FROM movies") }.first)
+        #expect(try row.get("title", as: String.self) == "Up")
+        #expect(row["director"] == .null)
+        #expect(throws: SQLiteDecodingError.typeMismatch(column: "title", expected: "Int", found: .text("Up"))) {
+            try row.get("title", as: Int.self)
+        }
+        #expect(throws: SQLiteDecodingError.missingColumn("rating")) { try row.get("rating", as: Int.self) }
+        await database.close()
+    }
+
+    /// Another connection on the same file (as another process would have) holds the write
+    /// lock for `duration`; returns once it holds it.
+    private func holdWriteLock(on path: String, for duration: Duration) async throws -> Task<Void, any Error> {
+        let other = try SQLiteDatabase(SQLiteConfiguration(path: path))
+        let holding = Mutex(false)
+        let task = Task.detached {
+            try await other.write { _ in
+                holding.withLock { $0 = true }
+                Thread.sleep(forTimeInterval: Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds))
+            }
+            await other.close()
+        }
+        while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        return task
+    }
+
+    @Test func writeWaitsForAnotherProcessesWriteLockAndSucceeds() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("c.sqlite")
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .seconds(5), migrations: movieSchema))
+        let holder = try await holdWriteLock(on: path, for: .milliseconds(150))
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await database.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+        #expect(clock.now - started >= .milliseconds(100))
+        try await holder.value
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 1)
+        await database.close()
+    }
+
+    @Test func writeFailsAsBusyWhenTheLockIsHeldPastTheTimeout() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("c.sqlite")
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .milliseconds(50), migrations: movieSchema))
+        let holder = try await holdWriteLock(on: path, for: .milliseconds(400))
+        let error = try await #require(throws: SQLiteError.self) {
+            try await database.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+        }
+        #expect(error.code == .busy)
+        try await holder.value
+        #expect(database.idleConnectionCount == 5)
+        await database.close()
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A fresh folder under the system's temporary directory, removed when the test is done.
+struct TemporaryFolder: ~Copyable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "scoped-sqlite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appending(path: name).path }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+let movieSchema = [
+    SQLiteMigrationFixture.movies,
+    SQLiteMigrationFixture.ratings,
+]
+
+import ScopedSQLite
+
+enum SQLiteMigrationFixture {
+    static let movies = SQLiteMigration(
+        version: 1,
+        name: "create movies",
+        script: """
+            CREATE TABLE movies (
+                id INTEGER PRIMARY KEY,
+                title TEXT NOT NULL UNIQUE,
+                year INTEGER NOT NULL,
+                director TEXT
+            );
+            """
+    )
+    static let ratings = SQLiteMigration(
+        version: 2,
+        name: "create ratings",
+        script: """
+            CREATE TABLE ratings (
+                movie_id INTEGER NOT NULL REFERENCES movies(id) ON DELETE CASCADE,
+                stars INTEGER NOT NULL CHECK (stars BETWEEN 1 AND 5)
+            );
+            """
+    )
+}
+
+struct MovieRow: Decodable, Equatable, Sendable {
+    let id: Int
+    let title: String
+    let year: Int
+    let director: String?
+}
