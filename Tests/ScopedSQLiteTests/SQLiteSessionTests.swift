@@ -1,0 +1,176 @@
+import Foundation
+import Scoped
+import ScopedSQLite
+import Testing
+
+/// A root whose database is a fresh file with the movie schema.
+private func makeRoot(_ folder: borrowing TemporaryFolder, readers: Int = 4) -> ScopeRoot {
+    let configuration = SQLiteConfiguration(path: folder.path("catalog.sqlite"), readers: readers, migrations: movieSchema)
+    return ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) { $0.sqliteConfiguration = configuration }
+}
+
+private func count(_ root: ScopeRoot) async throws -> Int {
+    try await root.withScope { try await ScopedValues.current.sqliteSession.scalar("SELECT count(*) FROM movies") ?? -1 }
+}
+
+private func insert(_ title: String) async throws {
+    try await ScopedValues.current.sqliteSession.execute("INSERT INTO movies (title, year) VALUES (\(title), \(2000))")
+}
+
+struct SQLiteSessionTests {
+    @Test func rootValidatesWithTheDatabaseAndSessionServices() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        #expect(await root.validate().isEmpty)
+        await root.shutdown()
+    }
+
+    @Test func missingConfigurationIsReportedByValidation() async throws {
+        let root = ScopeRoot(services: [SQLiteDatabaseKey.self])
+        let problems = await root.validate()
+        #expect(problems.map(\.entry) == ["database"])
+        #expect(problems.first?.message.contains("sqliteConfiguration") == true)
+    }
+
+    @Test func sessionCommitsWhenTheScopeSucceeds() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        try await root.withScope {
+            try await insert("Up")
+            #expect(try await ScopedValues.current.sqliteSession.isWriting)
+        }
+        #expect(try await count(root) == 1)
+        await root.shutdown()
+    }
+
+    @Test func sessionRollsBackWhenTheScopeThrowsAfterWriting() async throws {
+        struct HandlerFailure: Error {}
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        await #expect(throws: HandlerFailure.self) {
+            try await root.withScope {
+                try await insert("Up")
+                throw HandlerFailure()
+            }
+        }
+        #expect(try await count(root) == 0)
+        await root.shutdown()
+    }
+
+    @Test func sessionRollsBackWhenTheScopeIsCancelled() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        let wrote = AsyncStream.makeStream(of: Void.self)
+        let request = Task {
+            try await root.withScope {
+                try await insert("Up")
+                wrote.continuation.yield()
+                try await Task.sleep(for: .seconds(30))
+            }
+        }
+        for await _ in wrote.stream { break }
+        request.cancel()
+        await #expect(throws: CancellationError.self) { try await request.value }
+        #expect(try await count(root) == 0)
+        let database = try await root.withScope { try await ScopedValues.current.database }
+        #expect(database.idleConnectionCount == 5)
+        await root.shutdown()
+    }
+
+    @Test func readersKeepTheirSnapshotWhileAWriterCommits() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        let readerStarted = AsyncStream.makeStream(of: Void.self)
+        let writerDone = AsyncStream.makeStream(of: Void.self)
+        let reader = Task {
+            try await root.withScope { () -> [Int] in
+                let session = try await ScopedValues.current.sqliteSession
+                let before = try await session.scalar("SELECT count(*) FROM movies", as: Int.self) ?? -1
+                readerStarted.continuation.yield()
+                for await _ in writerDone.stream { break }
+                let after = try await session.scalar("SELECT count(*) FROM movies", as: Int.self) ?? -1
+                return [before, after]
+            }
+        }
+        for await _ in readerStarted.stream { break }
+        try await root.withScope { try await insert("Up") }
+        writerDone.continuation.yield()
+        #expect(try await reader.value == [0, 0])
+        #expect(try await count(root) == 1)
+        await root.shutdown()
+    }
+
+    @Test func concurrentWritersAllSucceedOneAtATime() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<200 {
+                group.addTask { try await root.withScope { try await insert("Movie \(index)") } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await count(root) == 200)
+        await root.shutdown()
+    }
+
+    @Test func aSessionsFirstWriteAfterReadsMovesToTheWriter() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        try await root.withScope {
+            let session = try await ScopedValues.current.sqliteSession
+            #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
+            #expect(!session.isWriting)
+            let id = try await session.insert("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
+            #expect(id == 1)
+            #expect(session.isWriting)
+            #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 1)
+        }
+        #expect(try await count(root) == 1)
+        await root.shutdown()
+    }
+
+    @Test func tenThousandSessionsReturnEveryConnection() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder, readers: 2)
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<10_000 {
+                group.addTask {
+                    try await root.withScope {
+                        let session = try await ScopedValues.current.sqliteSession
+                        if index % 10 == 0 {
+                            try await session.execute("INSERT INTO movies (title, year) VALUES (\("Movie \(index)"), \(2000))")
+                            return 0
+                        }
+                        return try await session.scalar("SELECT count(*) FROM movies WHERE year = \(1900)", as: Int.self) == 0 ? 0 : 1
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let database = try await root.withScope { try await ScopedValues.current.database }
+        #expect(database.idleConnectionCount == 3)
+        #expect(mismatches == 0)
+        #expect(try await count(root) == 1_000)
+        await root.shutdown()
+    }
+
+    @Test func shutdownClosesTheDatabaseAfterOpenSessionsFinish() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        let opened = AsyncStream.makeStream(of: Void.self)
+        let request = Task {
+            try await root.withScope {
+                try await insert("Up")
+                opened.continuation.yield()
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        for await _ in opened.stream { break }
+        await root.shutdown()
+        try await request.value
+        // The write committed before the database closed.
+        let reopened = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        #expect(try await reopened.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 1)
+        await reopened.close()
+    }
+}
