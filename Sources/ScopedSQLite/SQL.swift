@@ -47,6 +47,12 @@ public struct SQL: Hashable, Sendable, ExpressibleByStringInterpolation, CustomS
             bindings.append(value.sqliteValue)
         }
 
+        /// Binds an optional value: `NULL` when it is `nil`.
+        public mutating func appendInterpolation<Value: SQLiteBindable>(_ value: Value?) {
+            text += "?"
+            bindings.append(value?.sqliteValue ?? .null)
+        }
+
         /// Binds a value that is already a ``SQLiteValue``.
         public mutating func appendInterpolation(value: SQLiteValue) {
             text += "?"

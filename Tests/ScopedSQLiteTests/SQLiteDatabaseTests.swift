@@ -1,5 +1,6 @@
+import CSQLite
 import Foundation
-import ScopedSQLite
+@testable import ScopedSQLite
 import Synchronization
 import Testing
 
@@ -52,7 +53,7 @@ struct SQLiteDatabaseTests {
         await writable.close()
         let readOnly = try SQLiteDatabase(SQLiteConfiguration(path: path, readOnly: true))
         let error = try await #require(throws: SQLiteError.self) {
-            try await readOnly.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+            try await readOnly.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
         }
         #expect(error.code == .readOnly)
         #expect(error.sql == "INSERT INTO movies (title, year) VALUES (?, ?)")
@@ -65,7 +66,7 @@ struct SQLiteDatabaseTests {
         let path = folder.path("catalog.sqlite")
         let first = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: [movieSchema[1], movieSchema[0]]))
         #expect(try await first.schemaVersion() == 2)
-        try await first.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
+        try await first.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
         await first.close()
         // Reopening applies nothing again: the row survives and no CREATE TABLE fails.
         let second = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema))
@@ -99,7 +100,7 @@ struct SQLiteDatabaseTests {
         let insert: SQL = "INSERT INTO movies (title, year, director) VALUES (\(hostile), \(1995), \(String?.none))"
         #expect(insert.text == "INSERT INTO movies (title, year, director) VALUES (?, ?, ?)")
         #expect(insert.bindings == [.text(hostile), .integer(1995), .null])
-        try await database.write { try $0.execute(insert) }
+        try await database.write { _ = try $0.execute(insert) }
         let rows = try await database.read { try $0.query("SELECT * FROM movies", as: MovieRow.self) }
         #expect(rows == [MovieRow(id: 1, title: hostile, year: 1995, director: nil)])
         await database.close()
@@ -124,7 +125,7 @@ struct SQLiteDatabaseTests {
     @Test func rowsAreReadByColumnAndDecodingErrorsNameTheColumn() async throws {
         let folder = try TemporaryFolder()
         let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
-        try await database.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
+        try await database.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
         let row = try #require(try await database.read { try $0.query("SELECT id, title, year, director FROM movies") }.first)
         #expect(try row.get("title", as: String.self) == "Up")
         #expect(row["director"] == .null)
@@ -135,32 +136,51 @@ struct SQLiteDatabaseTests {
         await database.close()
     }
 
-    /// Another connection on the same file (as another process would have) holds the write
-    /// lock for `duration`; returns once it holds it.
-    private func holdWriteLock(on path: String, for duration: Duration) async throws -> Task<Void, any Error> {
-        let other = try SQLiteDatabase(SQLiteConfiguration(path: path))
-        let holding = Mutex(false)
-        let task = Task.detached {
-            try await other.write { _ in
-                holding.withLock { $0 = true }
-                Thread.sleep(forTimeInterval: Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds))
-            }
-            await other.close()
+    /// Another connection on the same file, on a thread of its own (as another process would
+    /// be), holds the write lock until `release` is called; returns once it holds it.
+    private func holdWriteLock(on path: String, events: Events) async throws -> (release: @Sendable () -> Void, done: Task<Void, Never>) {
+        let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE)
+        let state = Mutex((holding: false, released: false, finished: false))
+        let thread = Thread {
+            try? connection.executeScript("BEGIN IMMEDIATE")
+            state.withLock { $0.holding = true }
+            while !state.withLock({ $0.released }) { Thread.sleep(forTimeInterval: 0.001) }
+            events.record("released")
+            try? connection.executeScript("COMMIT")
+            connection.close()
+            state.withLock { $0.finished = true }
         }
-        while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
-        return task
+        thread.start()
+        while !state.withLock({ $0.holding }) { try await Task.sleep(for: .milliseconds(1)) }
+        let done = Task {
+            while !state.withLock({ $0.finished }) { try? await Task.sleep(for: .milliseconds(1)) }
+        }
+        return ({ state.withLock { $0.released = true } }, done)
+    }
+
+    final class Events: Sendable {
+        private let list = Mutex<[String]>([])
+        func record(_ event: String) { list.withLock { $0.append(event) } }
+        var all: [String] { list.withLock { $0 } }
     }
 
     @Test func writeWaitsForAnotherProcessesWriteLockAndSucceeds() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .seconds(5), migrations: movieSchema))
-        let holder = try await holdWriteLock(on: path, for: .milliseconds(150))
-        let clock = ContinuousClock()
-        let started = clock.now
-        try await database.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
-        #expect(clock.now - started >= .milliseconds(100))
-        try await holder.value
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .seconds(30), migrations: movieSchema))
+        let events = Events()
+        let holder = try await holdWriteLock(on: path, events: events)
+        let write = Task {
+            try await database.write { connection in
+                events.record("wrote")
+                try connection.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        holder.release()
+        try await write.value
+        await holder.done.value
+        #expect(events.all == ["released", "wrote"])
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 1)
         await database.close()
     }
@@ -169,13 +189,15 @@ struct SQLiteDatabaseTests {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
         let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .milliseconds(50), migrations: movieSchema))
-        let holder = try await holdWriteLock(on: path, for: .milliseconds(400))
+        let holder = try await holdWriteLock(on: path, events: Events())
         let error = try await #require(throws: SQLiteError.self) {
-            try await database.write { try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+            try await database.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
         }
+        holder.release()
+        await holder.done.value
         #expect(error.code == .busy)
-        try await holder.value
         #expect(database.idleConnectionCount == 5)
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
         await database.close()
     }
 }
