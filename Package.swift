@@ -9,9 +9,16 @@ let package = Package(
         .library(name: "Scoped", targets: ["Scoped"]),
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
+        .library(name: "ScopedHummingbird", targets: ["ScopedHummingbird"]),
+        .executable(name: "ExampleServer", targets: ["ExampleServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         .macro(
@@ -29,9 +36,46 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "ScopedSQLite", dependencies: ["Scoped", "CSQLite"]),
+        .target(
+            name: "ScopedHummingbird",
+            dependencies: [
+                "Scoped",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "ExampleServer",
+            dependencies: [
+                "Scoped",
+                "ScopedSQLite",
+                "ScopedHummingbird",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "ScopedTests", dependencies: ["Scoped"]),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
         .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting"]),
+        .testTarget(
+            name: "ScopedHummingbirdTests",
+            dependencies: [
+                "ScopedHummingbird",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(
+            name: "ExampleServerTests",
+            dependencies: [
+                "ExampleServer",
+                "ScopedTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(
             name: "ScopedMacrosTests",
             dependencies: [

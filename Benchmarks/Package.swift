@@ -9,14 +9,19 @@ let package = Package(
         .package(name: "Scoped", path: ".."),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
     ],
     targets: [
         .target(name: "MallocCounter"),
+        .systemLibrary(name: "CSQLiteBench", pkgConfig: "sqlite3"),
         .executableTarget(
             name: "ScopedBenchmarks",
             dependencies: [
                 "MallocCounter",
+                "CSQLiteBench",
                 .product(name: "Scoped", package: "Scoped"),
+                .product(name: "ScopedSQLite", package: "Scoped"),
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
                 .product(name: "Swinject", package: "Swinject"),
             ]

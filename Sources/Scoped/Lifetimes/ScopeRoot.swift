@@ -28,8 +28,12 @@ public final class ScopeRoot: Sendable {
     ///   - variants: named variants of entries that the root or a scope can select by name.
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
     ///     operation threw its own error; by default they are printed to standard error.
+    ///   - base: the values the root starts from; by default none are set. Pass
+    ///     `ScopedValues.current` to build a root inside a test scope that keeps the test's
+    ///     overrides (and its live-only checks).
     ///   - configure: sets the root's values.
     public convenience init(
+        startingFrom base: ScopedValues = ScopedValues(),
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
@@ -41,17 +45,22 @@ public final class ScopeRoot: Sendable {
                 services: services.map { ScopeRegistry.Service($0) },
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 variants: variants,
-                onCloseError: onCloseError ?? ScopeRegistry.printCloseError
+                onCloseError: onCloseError ?? ScopeRegistry.printCloseError,
+                testObserver: base.node.testObserver
             ),
+            base: base,
             configure: configure
         )
     }
 
     /// Creates a root on an explicit registry; test roots pass one with a test observer.
-    package init(registry: ScopeRegistry, configure: (inout ScopedValues) throws -> Void) rethrows {
+    package init(
+        registry: ScopeRegistry,
+        base: ScopedValues = ScopedValues(),
+        configure: (inout ScopedValues) throws -> Void
+    ) rethrows {
         let context = ScopeContext(root: registry)
-        var values = ScopedValues()
-        values.scope = context
+        var values = ScopedValues(node: base.node.copy(extra: 4, depth: 0, scope: context))
         try configure(&values)
         context.attach(values.node)
         self.values = values
@@ -64,7 +73,7 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root whose values are all defaults.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:configure:)`` for the parameters.
+    /// See ``init(startingFrom:services:requirements:variants:onCloseError:configure:)`` for the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],

@@ -1,0 +1,134 @@
+import HTTPTypes
+import Hummingbird
+import Logging
+import Scoped
+import ScopedHummingbird
+import ScopedSQLite
+import ServiceLifecycle
+import Synchronization
+
+/// Assembles the movie catalog service: the application root, the router, and the server.
+enum CatalogServer {
+    /// The application root: the database from configuration, the catalog's variants, and the
+    /// repository variant configuration chose.
+    ///
+    /// - Parameter base: the values the root starts from; tests pass their test scope's values.
+    static func makeRoot(_ configuration: AppConfiguration, base: ScopedValues = ScopedValues()) throws -> ScopeRoot {
+        try ScopeRoot(
+            startingFrom: base,
+            services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self],
+            variants: CatalogVariants.make()
+        ) { values in
+            values.sqliteConfiguration = configuration.database
+            // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
+            if configuration.repositoryVariant != "sqlite" {
+                try values.configure { try $0.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry) }
+            }
+        }
+    }
+
+    /// Validates the root and seeds the database when configured to; throws before any port
+    /// is bound when the root cannot serve.
+    static func prepare(_ root: ScopeRoot, configuration: AppConfiguration, logger: Logger) async throws {
+        let problems = await root.validate(scope: { $0.requestID = "startup-validation" })
+        guard problems.isEmpty else { throw StartupError(problems: problems) }
+        if configuration.seed && configuration.profile != .production {
+            let inserted = try await root.withScope { try await SampleCatalog.seedIfEmpty() }
+            if inserted > 0 { logger.info("Seeded the empty database with \(inserted) movies") }
+        }
+    }
+
+    /// The router: request scopes around every route, the catalog, health and debug routes.
+    static func makeRouter(root: ScopeRoot, configuration: AppConfiguration, logger: Logger) -> Router<BasicRequestContext> {
+        let router = Router()
+        let ignoredOverride = Mutex(false)
+        router.add(
+            middleware: RequestScopeMiddleware(
+                root: root,
+                update: { values, request, context in
+                    try applyOverrideRule(configuration, to: &values, request: request, logger: context.logger, ignoredOverride: ignoredOverride)
+                },
+                errorResponse: { error, _, context, requestID in
+                    JSONResponse.error(error, requestID: requestID, logger: context.logger)
+                }
+            )
+        )
+        router.add(middleware: LogRequestsMiddleware(.debug))
+        router.get("/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        MovieController<BasicRequestContext>().addRoutes(to: router)
+        if configuration.debugRoutes {
+            router.get("/debug/scope") { _, _ in try JSONResponse.make(ScopedValues.current.describe()) }
+        }
+        return router
+    }
+
+    /// Selects the variant a request's header asks for, where the profile has a rule for it.
+    /// Without a rule the header is ignored, and that is logged once.
+    private static func applyOverrideRule(
+        _ configuration: AppConfiguration,
+        to values: inout ScopedValues,
+        request: Request,
+        logger: Logger,
+        ignoredOverride: borrowing Mutex<Bool>
+    ) throws {
+        guard let rule = configuration.overrideRule else {
+            if request.headers[HTTPField.Name(SampleCatalog.overrideHeader)!] != nil,
+                ignoredOverride.withLock({ logged in defer { logged = true }; return !logged })
+            {
+                logger.notice("Ignoring the \(SampleCatalog.overrideHeader) header: this profile has no override rule")
+            }
+            return
+        }
+        guard let name = HTTPField.Name(rule.header), let variant = request.headers[name] else { return }
+        guard rule.variants.contains(variant) else {
+            throw APIError.badRequest(
+                "\(rule.header) must be one of: \(rule.variants.joined(separator: ", ")).",
+                field: rule.header,
+                code: "invalid_override"
+            )
+        }
+        try values.selectVariant(variant, of: rule.entry)
+    }
+
+    static func makeApplication(
+        root: ScopeRoot,
+        configuration: AppConfiguration,
+        logger: Logger
+    ) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(root: root, configuration: configuration, logger: logger),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ExampleServer"),
+            onServerRunning: { channel in
+                logger.notice("Listening on \(channel.localAddress?.description ?? "?") (profile \(configuration.profile.rawValue))")
+            },
+            logger: logger
+        )
+    }
+
+    /// Runs the server until SIGTERM or SIGINT, drains requests for at most the configured
+    /// timeout, then shuts the root down, closing the database last.
+    static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
+        let root = try makeRoot(configuration)
+        try await prepare(root, configuration: configuration, logger: logger)
+        let application = makeApplication(root: root, configuration: configuration, logger: logger)
+        var group = ServiceGroupConfiguration(
+            services: [application],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        try await ServiceGroup(configuration: group).run()
+        await root.shutdown()
+        logger.notice("Stopped")
+    }
+}
+
+/// The root failed validation: the server refuses to start.
+struct StartupError: Error, CustomStringConvertible {
+    var problems: [ScopeProblem]
+
+    var description: String {
+        (["The application root is not sound; refusing to start:"] + problems.map { "  - \($0)" })
+            .joined(separator: "\n")
+    }
+}

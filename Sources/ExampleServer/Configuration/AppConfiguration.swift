@@ -1,0 +1,142 @@
+import Configuration
+import Foundation
+import Logging
+import ScopedSQLite
+
+/// The example server's settings: a profile file from `Config/`, with environment variables
+/// over it (`HTTP_PORT` overrides `http.port`).
+struct AppConfiguration: Sendable {
+    enum Profile: String, Sendable, CaseIterable {
+        case development, production, test
+    }
+
+    /// A per-request override rule: a request header whose value selects a variant of an entry.
+    struct OverrideRule: Sendable, Hashable {
+        var header: String
+        var entry: String
+        var variants: [String]
+    }
+
+    var profile: Profile
+    /// The profile file the settings were read from.
+    var file: String
+    var host: String
+    var port: Int
+    var database: SQLiteConfiguration
+    /// Whether to fill an empty database with the sample catalog; never in production.
+    var seed: Bool
+    /// The `movieRepository` variant the root uses.
+    var repositoryVariant: String
+    var overrideRule: OverrideRule?
+    /// Whether `/debug/scope` is served; never in production.
+    var debugRoutes: Bool
+    /// How long a graceful shutdown waits for requests in flight.
+    var shutdownTimeout: Duration
+    var logLevel: Logger.Level
+
+    /// The largest request body accepted.
+    static let maximumBodySize = 1 << 20
+
+    /// Loads the profile named by `APP_ENV` (default `development`) from `CONFIG_DIR` (default
+    /// `Config`), with `environment` over it.
+    ///
+    /// - Throws: ``ConfigurationError`` naming the key and the file (or variable) when a value
+    ///   is missing or invalid.
+    static func load(environment: [String: String]) async throws -> AppConfiguration {
+        let profileName = environment["APP_ENV"] ?? "development"
+        guard let profile = Profile(rawValue: profileName) else {
+            throw ConfigurationError(
+                key: "APP_ENV",
+                source: "environment variable APP_ENV",
+                message: "'\(profileName)' is not a profile; use one of \(Profile.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        let folder = environment["CONFIG_DIR"] ?? "Config"
+        let file = URL(filePath: folder).appending(path: "\(profile.rawValue).json").path
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw ConfigurationError(key: "(file)", source: file, message: "the profile file does not exist")
+        }
+        let fileProvider: FileProvider<JSONSnapshot>
+        do {
+            fileProvider = try await FileProvider<JSONSnapshot>(filePath: .init(file))
+        } catch {
+            throw ConfigurationError(key: "(file)", source: file, message: "the file is not valid JSON: \(error)")
+        }
+        let reader = ConfigReader(providers: [
+            EnvironmentVariablesProvider(environmentVariables: environment),
+            fileProvider,
+        ])
+        let values = ConfigValues(reader: reader, file: file, environment: environment)
+
+        var configuration = AppConfiguration(
+            profile: profile,
+            file: file,
+            host: try values.string("http.host", default: "127.0.0.1"),
+            port: try values.int("http.port", in: 0...65535),
+            database: SQLiteConfiguration(
+                path: try values.string("database.path"),
+                readers: try values.int("database.readers", default: 4, in: 1...64),
+                synchronous: try values.choice("database.synchronous", default: .full) {
+                    SQLiteConfiguration.Synchronous(rawValue: $0.uppercased())
+                },
+                migrations: SQLiteMovieRepository.migrations
+            ),
+            seed: try values.bool("database.seed", default: false),
+            repositoryVariant: try values.choice("catalog.repository", default: "sqlite") {
+                CatalogVariants.make().names(of: CatalogVariants.entry).contains($0) ? $0 : nil
+            },
+            overrideRule: nil,
+            debugRoutes: try values.bool("debug.routes", default: false),
+            shutdownTimeout: .seconds(try values.int("shutdown.timeout", default: 10, in: 0...3600)),
+            logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) }
+        )
+        if let header = try values.optionalString("overrides.header") {
+            guard HTTPHeaderName.isValid(header) else {
+                throw values.error("overrides.header", "'\(header)' is not a valid header name")
+            }
+            let entry = try values.string("overrides.entry")
+            let known = CatalogVariants.make().names(of: entry)
+            guard !known.isEmpty else {
+                throw values.error("overrides.entry", "'\(entry)' has no variants; known: \(CatalogVariants.entry)")
+            }
+            let variants = try values.stringArray("overrides.variants")
+            if let unknown = variants.first(where: { !known.contains($0) }) {
+                throw values.error("overrides.variants", "'\(unknown)' is not a variant of \(entry); known: \(known.joined(separator: ", "))")
+            }
+            configuration.overrideRule = OverrideRule(header: header, entry: entry, variants: variants)
+        }
+        if profile == .production {
+            if configuration.overrideRule != nil {
+                throw values.error("overrides.header", "production profiles accept no client-controlled override")
+            }
+            if configuration.debugRoutes {
+                throw values.error("debug.routes", "debug routes are never served in production")
+            }
+            if configuration.seed {
+                throw values.error("database.seed", "production never seeds its database")
+            }
+        }
+        return configuration
+    }
+}
+
+/// A configuration value that is missing or invalid; start-up stops and prints it.
+struct ConfigurationError: Error, CustomStringConvertible {
+    /// The key, such as `http.port`.
+    var key: String
+    /// Where the value came from: the profile file, or the environment variable over it.
+    var source: String
+    var message: String
+
+    var description: String { "Invalid configuration: \(key) in \(source): \(message)" }
+}
+
+/// Header names as HTTP defines them: a token.
+enum HTTPHeaderName {
+    static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

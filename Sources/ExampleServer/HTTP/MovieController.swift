@@ -1,0 +1,63 @@
+import Hummingbird
+import Scoped
+
+/// The catalog's routes. Built once at start-up; every dependency is read from the request's
+/// scope when a handler runs.
+struct MovieController<Context: RequestContext>: Sendable {
+    @Scoped(\.movieRepository) private var movies
+    @Scoped(\.ratingService) private var ratings
+
+    func addRoutes(to router: Router<Context>) {
+        router.get("/movies") { request, _ in try await list(request) }
+        router.post("/movies") { request, context in try await create(request, context: context) }
+        router.get("/movies/:id") { _, context in try await show(context) }
+        router.put("/movies/:id") { request, context in try await replace(request, context: context) }
+        router.delete("/movies/:id") { _, context in try await delete(context) }
+        router.post("/movies/:id/ratings") { request, context in try await rate(request, context: context) }
+        router.get("/movies/:id/rating") { _, context in try await rating(context) }
+    }
+
+    func list(_ request: Request) async throws -> Response {
+        let limit = try RequestInput.query(request, "limit", default: 50, in: 1...500)
+        let offset = try RequestInput.query(request, "offset", default: 0, in: 0...Int.max)
+        return try JSONResponse.make(try await movies.page(limit: limit, offset: offset))
+    }
+
+    func show(_ context: Context) async throws -> Response {
+        let id = try RequestInput.id(context)
+        guard let movie = try await movies.movie(id: id) else { throw APIError.notFound("No movie with id \(id).") }
+        return try JSONResponse.make(movie)
+    }
+
+    func create(_ request: Request, context: Context) async throws -> Response {
+        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request, context: context))
+        let movie = try await movies.create(input)
+        return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
+    }
+
+    func replace(_ request: Request, context: Context) async throws -> Response {
+        let id = try RequestInput.id(context)
+        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request, context: context))
+        guard let movie = try await movies.replace(id: id, with: input) else { throw APIError.notFound("No movie with id \(id).") }
+        return try JSONResponse.make(movie)
+    }
+
+    func delete(_ context: Context) async throws -> Response {
+        let id = try RequestInput.id(context)
+        guard try await movies.delete(id: id) else { throw APIError.notFound("No movie with id \(id).") }
+        return Response(status: .noContent)
+    }
+
+    func rate(_ request: Request, context: Context) async throws -> Response {
+        let id = try RequestInput.id(context)
+        let stars = try RequestInput.validate(try await RequestInput.decode(RequestInput.RatingBody.self, from: request, context: context))
+        guard let rating = try await ratings.rate(movieID: id, stars: stars) else { throw APIError.notFound("No movie with id \(id).") }
+        return try JSONResponse.make(rating, status: .created)
+    }
+
+    func rating(_ context: Context) async throws -> Response {
+        let id = try RequestInput.id(context)
+        guard let rating = try await ratings.rating(movieID: id) else { throw APIError.notFound("No movie with id \(id).") }
+        return try JSONResponse.make(rating)
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+
+/// Reading and validating what clients send.
+enum RequestInput {
+    /// The body of `POST /movies` and `PUT /movies/{id}`.
+    struct MovieBody: Decodable {
+        var title: String
+        var year: Int
+        var director: String?
+    }
+
+    /// The body of `POST /movies/{id}/ratings`.
+    struct RatingBody: Decodable {
+        var stars: Int
+    }
+
+    /// The positive integer ID in the path.
+    static func id(_ context: some RequestContext) throws -> Int {
+        guard let text = context.parameters.get("id"), let id = Int(text), id > 0 else {
+            throw APIError.badRequest("The id must be a positive integer.", field: "id", code: "invalid_id")
+        }
+        return id
+    }
+
+    /// An integer query parameter in `range`, or `defaultValue` when absent.
+    static func query(_ request: Request, _ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+        guard let text = request.uri.queryParameters.get(name) else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            let upper = range.upperBound == .max ? "" : " and at most \(range.upperBound)"
+            throw APIError.badRequest(
+                "\(name) must be an integer of at least \(range.lowerBound)\(upper).",
+                field: name,
+                code: "invalid_query"
+            )
+        }
+        return value
+    }
+
+    /// Decodes a JSON body of at most 1 MiB: 413 when larger, 400 when not JSON, 422 naming the
+    /// field when a field is missing or of the wrong type.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        let buffer = try await request.body.collect(upTo: AppConfiguration.maximumBodySize)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let error as DecodingError {
+            throw Self.apiError(for: error)
+        }
+    }
+
+    private static func apiError(for error: DecodingError) -> APIError {
+        switch error {
+        case .keyNotFound(let key, let context):
+            return .invalidField(fieldName(context.codingPath + [key]), "\(fieldName(context.codingPath + [key])) is required.")
+        case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
+            guard !context.codingPath.isEmpty else {
+                return .badRequest("The body must be a JSON object.", code: "malformed_json")
+            }
+            let field = fieldName(context.codingPath)
+            return .invalidField(field, "\(field) must be \(describe(type)).")
+        case .dataCorrupted(let context):
+            guard !context.codingPath.isEmpty else {
+                return .badRequest("The body is not valid JSON.", code: "malformed_json")
+            }
+            let field = fieldName(context.codingPath)
+            return .invalidField(field, "\(field) is out of range or malformed.")
+        @unknown default:
+            return .badRequest("The body could not be read.", code: "malformed_json")
+        }
+    }
+
+    private static func fieldName(_ path: [any CodingKey]) -> String {
+        path.map(\.stringValue).joined(separator: ".")
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: "an integer"
+        case is String.Type: "a string"
+        default: "a \(type)"
+        }
+    }
+
+    /// Validates a movie body: 422 naming the field at fault.
+    static func validate(_ body: MovieBody) throws -> MovieInput {
+        guard MovieInput.titleLengths.contains(body.title.count) else {
+            throw APIError.invalidField("title", "title must be 1 to 200 characters long.")
+        }
+        guard MovieInput.years.contains(body.year) else {
+            throw APIError.invalidField("year", "year must be between 1888 and 2100.")
+        }
+        if let director = body.director, !MovieInput.titleLengths.contains(director.count) {
+            throw APIError.invalidField("director", "director must be 1 to 200 characters long, or null.")
+        }
+        return MovieInput(title: body.title, year: body.year, director: body.director)
+    }
+
+    /// Validates a rating body: 422 unless 1 to 5 stars.
+    static func validate(_ body: RatingBody) throws -> Int {
+        guard (1...5).contains(body.stars) else {
+            throw APIError.invalidField("stars", "stars must be an integer from 1 to 5.")
+        }
+        return body.stars
+    }
+}
