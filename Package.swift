@@ -74,6 +74,7 @@ let package = Package(
                 "ExampleServer",
                 "ScopedTesting",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .testTarget(

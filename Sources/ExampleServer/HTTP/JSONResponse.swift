@@ -32,6 +32,13 @@ enum JSONResponse {
                 message: error.body ?? error.status.reasonPhrase,
                 field: nil
             )
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            apiError = APIError(
+                status: .contentTooLarge,
+                code: "payload_too_large",
+                message: "The body is larger than \(AppConfiguration.maximumBodySize) bytes.",
+                field: nil
+            )
         default:
             apiError = Self.serverError(error, logger: logger)
         }

@@ -8,11 +8,49 @@ enum RequestInput {
         var title: String
         var year: Int
         var director: String?
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decode(String.self, forKey: .title)
+            year = try RequestInput.integer(container, .year, range: MovieInput.years)
+            director = try container.decodeIfPresent(String.self, forKey: .director)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case title, year, director
+        }
     }
 
     /// The body of `POST /movies/{id}/ratings`.
     struct RatingBody: Decodable {
         var stars: Int
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            stars = try RequestInput.integer(container, .stars, range: 1...5)
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case stars
+        }
+    }
+
+    /// An integer field; a number too large for `Int` is reported as out of `range`, not as
+    /// malformed JSON.
+    fileprivate static func integer<Key: CodingKey>(
+        _ container: KeyedDecodingContainer<Key>,
+        _ key: Key,
+        range: ClosedRange<Int>
+    ) throws -> Int {
+        do {
+            return try container.decode(Int.self, forKey: key)
+        } catch {
+            guard (try? container.decode(Double.self, forKey: key)) != nil else { throw error }
+            throw APIError.invalidField(
+                key.stringValue,
+                "\(key.stringValue) must be an integer between \(range.lowerBound) and \(range.upperBound)."
+            )
+        }
     }
 
     /// The positive integer ID in the path.

@@ -1,0 +1,83 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Scoped
+import ScopedSQLite
+import Testing
+
+@testable import ExampleServer
+
+/// A fresh folder under the temporary directory, removed when the value is dropped.
+final class TemporaryFolder: Sendable {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "scoped-server-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appending(path: name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The repository's `Config/` folder.
+let repositoryConfigFolder = URL(filePath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appending(path: "Config").path
+
+/// A profile from the repository's `Config/` folder, on a database in `folder`.
+func loadConfiguration(
+    _ profile: AppConfiguration.Profile,
+    folder: TemporaryFolder,
+    environment: [String: String] = [:]
+) async throws -> AppConfiguration {
+    try await AppConfiguration.load(
+        environment: ["APP_ENV": profile.rawValue, "CONFIG_DIR": repositoryConfigFolder, "DATABASE_PATH": folder.path("catalog.sqlite")]
+            .merging(environment) { $1 }
+    )
+}
+
+/// The server built as `run` builds it, with a root that starts from the current (test) scope,
+/// validated and seeded as at start-up.
+func makeApplication(_ configuration: AppConfiguration) async throws -> (some ApplicationProtocol, ScopeRoot) {
+    var logger = Logger(label: "test")
+    logger.logLevel = .warning
+    let root = try CatalogServer.makeRoot(configuration, base: .current)
+    try await CatalogServer.prepare(root, configuration: configuration, logger: logger)
+    return (CatalogServer.makeApplication(root: root, configuration: configuration, logger: logger), root)
+}
+
+/// A JSON body.
+func json(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+extension TestResponse {
+    /// The body decoded from JSON.
+    func decode<T: Decodable>(_ type: T.Type = T.self) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(buffer: body))
+    }
+
+    /// The body as a JSON object.
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+    }
+
+    /// Expects the documented error shape: code, message, the field when given, and the
+    /// request ID that the `X-Request-ID` header carries.
+    func expectError(_ status: HTTPResponse.Status, code: String? = nil, field: String?, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(self.status == status, sourceLocation: sourceLocation)
+        let error = object["error"] as? [String: Any]
+        #expect(error != nil, "error body: \(String(buffer: body))", sourceLocation: sourceLocation)
+        if let code { #expect(error?["code"] as? String == code, sourceLocation: sourceLocation) }
+        #expect((error?["message"] as? String)?.isEmpty == false, sourceLocation: sourceLocation)
+        #expect(error?["field"] as? String == field, sourceLocation: sourceLocation)
+        #expect(object["requestID"] as? String == headers[.requestID], sourceLocation: sourceLocation)
+    }
+}
+
+extension HTTPField.Name {
+    static let requestID = Self("X-Request-ID")!
+    static let catalog = Self("X-Catalog")!
+}
