@@ -1,0 +1,109 @@
+import Foundation
+import ScopedSQLite
+import Testing
+
+@testable import ExampleServer
+
+struct AppConfigurationTests {
+    /// A config folder holding one profile file with `contents`.
+    private func folder(_ profile: String, _ contents: String) throws -> TemporaryFolder {
+        let folder = try TemporaryFolder()
+        try Data(contents.utf8).write(to: folder.url.appending(path: "\(profile).json"))
+        return folder
+    }
+
+    @Test func developmentProfileIsTheDefaultWithItsOverrideRule() async throws {
+        let configuration = try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder])
+        #expect(configuration.profile == .development)
+        #expect(configuration.port == 8080)
+        #expect(configuration.seed)
+        #expect(configuration.database.synchronous == .full)
+        #expect(configuration.overrideRule == .init(header: "X-Catalog", entry: "movieRepository", variants: ["fixture"]))
+        #expect(configuration.debugRoutes)
+    }
+
+    @Test func productionProfileHasNoOverrideRuleNoDebugRoutesAndNoSeed() async throws {
+        let configuration = try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder, "APP_ENV": "production"])
+        #expect(configuration.overrideRule == nil)
+        #expect(!configuration.debugRoutes)
+        #expect(!configuration.seed)
+    }
+
+    @Test func environmentVariablesOverrideTheFile() async throws {
+        let configuration = try await AppConfiguration.load(environment: [
+            "CONFIG_DIR": repositoryConfigFolder, "HTTP_PORT": "9999", "DATABASE_PATH": "/tmp/x.sqlite", "HTTP_HOST": "127.0.0.2",
+        ])
+        #expect(configuration.port == 9999)
+        #expect(configuration.host == "127.0.0.2")
+        #expect(configuration.database.path == "/tmp/x.sqlite")
+    }
+
+    @Test(arguments: [
+        (["HTTP_PORT": "eighty"], "http.port", "environment variable HTTP_PORT"),
+        (["HTTP_PORT": "70000"], "http.port", "environment variable HTTP_PORT"),
+        (["DATABASE_SYNCHRONOUS": "sometimes"], "database.synchronous", "environment variable DATABASE_SYNCHRONOUS"),
+        (["CATALOG_REPOSITORY": "postgres"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
+    ])
+    func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String) async throws {
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder].merging(environment) { $1 })
+        }
+        #expect(error.key == key)
+        #expect(error.source == source)
+        #expect(error.description.contains(key))
+    }
+
+    @Test func invalidFileValueNamesTheKeyAndTheFile() async throws {
+        let folder = try folder("development", #"{"http": {"port": "eighty"}, "database": {"path": "x.sqlite"}}"#)
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": folder.url.path])
+        }
+        #expect(error.key == "http.port")
+        #expect(error.source.hasSuffix("development.json"))
+    }
+
+    @Test func missingRequiredValueNamesTheKeyAndTheFile() async throws {
+        let folder = try folder("development", #"{"http": {"port": 8080}}"#)
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": folder.url.path])
+        }
+        #expect(error.key == "database.path")
+        #expect(error.description.contains("is required"))
+        #expect(error.description.contains("development.json"))
+    }
+
+    @Test func malformedOrMissingFileIsNamed() async throws {
+        let malformed = try folder("development", "{ not json")
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": malformed.url.path])
+        }
+        #expect(error.source.hasSuffix("development.json"))
+        let empty = try TemporaryFolder()
+        let missing = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": empty.url.path, "APP_ENV": "test"])
+        }
+        #expect(missing.source.hasSuffix("test.json"))
+    }
+
+    @Test func unknownProfileIsRefused() async throws {
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder, "APP_ENV": "staging"])
+        }
+        #expect(error.key == "APP_ENV")
+    }
+
+    @Test(arguments: [
+        (#""overrides": {"header": "X-Catalog", "entry": "movieRepository", "variants": ["fixture"]}"#, "overrides.header"),
+        (#""debug": {"routes": true}"#, "debug.routes"),
+        (#""database": {"path": "p.sqlite", "seed": true}"#, "database.seed"),
+    ])
+    func productionRefusesClientOverridesDebugRoutesAndSeeding(fragment: String, key: String) async throws {
+        let database = fragment.contains("\"database\"") ? "" : #""database": {"path": "p.sqlite"}, "#
+        let folder = try folder("production", #"{"http": {"port": 8080}, \#(database)\#(fragment)}"#)
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: ["CONFIG_DIR": folder.url.path, "APP_ENV": "production"])
+        }
+        #expect(error.key == key)
+        #expect(error.source.hasSuffix("production.json"))
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Scoped
+import ScopedSQLite
+import ScopedTesting
+import Testing
+
+@testable import ExampleServer
+
+/// A repository that writes through SQLite and then fails, as a handler failing after its write.
+struct FailingAfterWriteRepository: MovieRepository {
+    struct Failure: Error {}
+    let base = SQLiteMovieRepository()
+
+    func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
+    func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
+    func create(_ input: MovieInput) async throws -> Movie {
+        _ = try await base.create(input)
+        throw Failure()
+    }
+    func replace(id: Int, with input: MovieInput) async throws -> Movie? { try await base.replace(id: id, with: input) }
+    func delete(id: Int) async throws -> Bool { try await base.delete(id: id) }
+    func addRating(movieID: Int, stars: Int) async throws -> Bool {
+        _ = try await base.addRating(movieID: movieID, stars: stars)
+        throw Failure()
+    }
+    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? { try await base.ratingTotals(movieID: movieID) }
+}
+
+/// The real server on loopback, on a real SQLite file in a temporary folder.
+struct CatalogLiveTests {
+    private func titles(_ client: some TestClientProtocol, headers: HTTPFields = [:]) async throws -> [String] {
+        try await client.execute(uri: "/movies?limit=500", method: .get, headers: headers) { (response: TestResponse) async throws in
+            try response.decode(MoviePage.self).items.map(\.title)
+        }
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func developmentSeedsAndServesTheCatalogFromSQLite() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        try await app.test(.live) { client in
+            #expect(try await titles(client) == SampleCatalog.movies.map(\.title))
+            let created = try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) {
+                (response: TestResponse) async throws in
+                #expect(response.status == .created)
+                return try response.decode(Movie.self)
+            }
+            try await client.execute(uri: "/movies/\(created.id)", method: .get) { (response: TestResponse) async throws in
+                #expect(try response.decode(Movie.self) == created)
+            }
+        }
+        await root.shutdown()
+        // A 201 means committed: the row is in the file after the server stopped.
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies WHERE title = \("Up")", as: Int.self) } == 1)
+        await database.close()
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func developmentOverrideHeaderSelectsTheFixtureForThatRequestOnly() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        try await app.test(.live) { client in
+            #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Toy Story", "A Bug's Life", "Toy Story 2"])
+            try await client.execute(uri: "/movies/2", method: .get, headers: [.catalog: "fixture"]) { (response: TestResponse) async throws in
+                #expect(try response.decode(Movie.self) == Movie(id: 2, title: "A Bug's Life", year: 1998, director: "John Lasseter"))
+            }
+            #expect(try await titles(client) == SampleCatalog.movies.map(\.title))
+            try await client.execute(uri: "/movies", method: .get, headers: [.catalog: "postgres"]) { (response: TestResponse) async throws in
+                response.expectError(.badRequest, code: "invalid_override", field: "X-Catalog")
+            }
+        }
+        await root.shutdown()
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func productionIgnoresTheOverrideHeaderAndServesNoDebugRoute() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.production, folder: folder))
+        try await app.test(.live) { client in
+            _ = try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Heat","year":1995}"#))
+            #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Heat"])
+            #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Heat"])
+            try await client.execute(uri: "/debug/scope", method: .get, headers: [.catalog: "fixture"]) { (response: TestResponse) async throws in
+                response.expectError(.notFound, field: nil)
+            }
+        }
+        await root.shutdown()
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func debugScopeDescribesTheRequestScope() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        try await app.test(.live) { client in
+            try await client.execute(uri: "/debug/scope", method: .get, headers: [.catalog: "fixture", .requestID: "debug-1"]) {
+                (response: TestResponse) async throws in
+                #expect(response.status == .ok)
+                let description = try response.decode(ScopeDescription.self)
+                let entries = Dictionary(uniqueKeysWithValues: description.entries.map { ($0.name, $0) })
+                #expect(description.depth == 1)
+                #expect(entries["movieRepository"]?.variant == "fixture")
+                #expect(entries["movieRepository"]?.origin == .override(depth: 1))
+                #expect(entries["requestID"]?.origin == .override(depth: 1))
+                #expect(entries["database"]?.kind == .app)
+                #expect(entries["sqliteSession"]?.kind == .scope)
+            }
+        }
+        await root.shutdown()
+    }
+
+    @Test(.scoped { $0.movieRepository = FailingAfterWriteRepository() })
+    func aRequestThatFailsAfterWritingIsRolledBack() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.test, folder: folder))
+        try await app.test(.live) { client in
+            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) {
+                (response: TestResponse) async throws in
+                response.expectError(.internalServerError, code: "internal_error", field: nil)
+            }
+            try await client.execute(uri: "/movies", method: .get) { (response: TestResponse) async throws in
+                #expect(try response.decode(MoviePage.self).total == 0)
+            }
+        }
+        await root.shutdown()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
+        await database.close()
+    }
+}
