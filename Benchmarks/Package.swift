@@ -10,6 +10,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
     ],
     targets: [
         .target(name: "MallocCounter"),
@@ -24,6 +25,13 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
                 .product(name: "Swinject", package: "Swinject"),
+            ]
+        ),
+        .executableTarget(
+            name: "HandWiredCatalog",
+            dependencies: [
+                .product(name: "ScopedSQLite", package: "Scoped"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
     ],

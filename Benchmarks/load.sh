@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Load benchmark: GET /movies/{id} on the ExampleServer (every request in a Scoped request scope)
+# against the same handler wired by hand (Sources/HandWiredCatalog), both release builds, on
+# loopback, with wrk (Debian package `wrk`). Bounded: DURATION seconds per run (default 10).
+# Usage: bash Benchmarks/load.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${DURATION:-10}
+connections=${CONNECTIONS:-64}
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk"; exit 1; }
+
+swift build -c release --product ExampleServer
+swift build -c release --package-path Benchmarks --product HandWiredCatalog
+
+workdir=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$workdir"; }
+trap cleanup EXIT
+
+wait_for() {
+    for _ in $(seq 1 100); do curl -fsS "$1" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    echo "no answer from $1"; exit 1
+}
+
+# The example server, development profile: it creates and seeds its database.
+APP_ENV=development DATABASE_PATH="$workdir/scoped.sqlite" HTTP_PORT=18101 LOG_LEVEL=error \
+    .build/release/ExampleServer >"$workdir/scoped.log" 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:18101/movies/1
+# The hand-wired server reads a copy of the same seeded file.
+# (with its WAL, which holds the seeded rows until a checkpoint).
+for file in "$workdir"/scoped.sqlite*; do cp "$file" "${file/scoped.sqlite/handwired.sqlite}"; done
+DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18102 Benchmarks/.build/release/HandWiredCatalog >"$workdir/handwired.log" 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:18102/movies/1
+
+run() {
+    local name=$1 port=$2
+    local out
+    out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/movies/1")
+    local rps p99
+    rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+    p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+    echo "| $name | $rps | $p99 |"
+}
+
+echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 |"
+echo "|---|---:|---:|"
+for round in 1 2; do
+    run "hand-wired (round $round)" 18102
+    run "ExampleServer with Scoped (round $round)" 18101
+done
