@@ -70,10 +70,8 @@ public struct ScopedValues: Sendable {
     /// Reading returns the value set by the nearest enclosing scope, or `K.defaultValue`.
     public subscript<K: ScopedKey>(key: K.Type) -> K.Value {
         @inlinable get {
-            if let box = node.box(for: ObjectIdentifier(key)) {
-                // The table stores a `ValueBox<K.Value>` for `K`; only this subscript writes it.
-                return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
-            }
+            // The table stores a `K.Value` for `K`; only this subscript writes it.
+            if let value = node.value(for: ObjectIdentifier(key), as: K.Value.self) { return value }
             if let observer = node.testObserver, let testValue = K.testValue {
                 observer.readLiveDefault(Self.entryName(of: key))
                 return testValue
@@ -81,17 +79,18 @@ public struct ScopedValues: Sendable {
             return K.defaultValue
         }
         @inlinable set {
-            store(ValueBox(newValue, keyType: key, kind: .value, origin: origin, variant: variant), for: key)
+            store(newValue, for: key, kind: .value)
         }
     }
 
-    /// Stores `box` under `key`, copying the node first unless it is uniquely ours and has room.
+    /// Stores `value` under `key`, copying the node first unless it is uniquely ours and has room.
     @inlinable
-    mutating func store(_ box: AnyValueBox, for key: Any.Type) {
+    mutating func store<V>(_ value: V, for key: Any.Type, kind: EntryKind) {
         if !node.isUnique() || !node.hasRoomForOneMore {
             node = node.copy(extra: 4, depth: node.depth, scope: node.scope)
         }
-        node.set(box, for: ObjectIdentifier(key))
+        let entry = StoredEntry(keyType: key, valueType: V.self, kind: kind, origin: origin, variant: variant)
+        node.set(value, for: ObjectIdentifier(key), entry: entry)
     }
 
     /// Stores `object` under its type, for reading with `@Scoped(T.self)`.
@@ -99,15 +98,14 @@ public struct ScopedValues: Sendable {
     /// This is SwiftUI's `.environment(object)`: one value per type, found by the type alone.
     @inlinable
     public mutating func set<T: Sendable>(_ object: T) {
-        store(ValueBox(object, keyType: T.self, kind: .object, origin: origin, variant: variant), for: T.self)
+        store(object, for: T.self, kind: .object)
     }
 
     /// The object of type `T` set by the nearest enclosing scope, or `nil` if none was.
     @inlinable
     public func object<T: Sendable>(_ type: T.Type) -> T? {
-        guard let box = node.box(for: ObjectIdentifier(type)) else { return nil }
-        // Only `set(_:)` stores under a type's own identity, always as a `ValueBox<T>`.
-        return unsafeDowncast(box, to: ValueBox<T>.self).value
+        // Only `set(_:)` stores under a type's own identity, always a `T`.
+        node.value(for: ObjectIdentifier(type), as: T.self)
     }
 
     /// The object of type `T` set by the nearest enclosing scope.
@@ -129,10 +127,8 @@ public struct ScopedValues: Sendable {
     ///   captive dependency, or a scoped service read outside any scope.
     public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
         get async throws {
-            if let box = node.box(for: ObjectIdentifier(key)) {
-                // Only `set(_:to:)` stores under a service key, always as a `ValueBox<K.Value>`.
-                return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
-            }
+            // Only `set(_:to:)` stores under a service key, always a `K.Value`.
+            if let value = node.value(for: ObjectIdentifier(key), as: K.Value.self) { return value }
             switch K.lifetime {
             case .app:
                 return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
@@ -149,7 +145,7 @@ public struct ScopedValues: Sendable {
     /// Provides the service for `key` from outside: reads in this scope and below return
     /// `value` instead of building one, and no scope closes it.
     public mutating func set<K: ScopedServiceKey>(_ key: K.Type, to value: K.Value) {
-        store(ValueBox(value, keyType: key, kind: EntryKind(K.lifetime), origin: origin, variant: variant), for: key)
+        store(value, for: key, kind: EntryKind(K.lifetime))
     }
 
     /// Applies changes chosen by configuration; diagnostics show their origin as

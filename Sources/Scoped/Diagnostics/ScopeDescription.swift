@@ -42,15 +42,16 @@ extension ScopedValues {
     public func describe() -> ScopeDescription {
         var entries: [ScopeDescription.Entry] = []
         var named: Set<String> = []
-        for box in node.boxes {
-            named.insert(box.name)
+        for stored in node.entries {
+            let name = stored.name
+            named.insert(name)
             entries.append(
                 ScopeDescription.Entry(
-                    name: box.name,
-                    valueType: String(reflecting: box.valueType),
-                    kind: box.kind,
-                    origin: box.origin,
-                    variant: box.variant,
+                    name: name,
+                    valueType: String(reflecting: stored.valueType),
+                    kind: stored.kind,
+                    origin: stored.origin,
+                    variant: stored.variant,
                     isBuilt: nil
                 )
             )

@@ -152,7 +152,7 @@ package final class ScopeContext: Sendable {
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
-        let box = ValueBox(value, keyType: key, kind: EntryKind(K.lifetime), origin: .default)
+        let box = ValueBox(value)
         let (waiters, isClosed) = state.withLock { state in
             var waiters: [CheckedContinuation<AnyValueBox, any Error>] = []
             guard let index = state.index(of: id) else { return (waiters, true) }

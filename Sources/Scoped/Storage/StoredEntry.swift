@@ -1,0 +1,36 @@
+/// What diagnostics know about an entry a scope set: its key, its value's type, where it came
+/// from. Stored beside the value; nothing is formatted until a scope is described.
+///
+/// `@unchecked Sendable`: every property is an immutable value; `Any.Type` is a metatype.
+@usableFromInline
+package struct StoredEntry: @unchecked Sendable {
+    /// The key type (or, for objects, the object's type) the value is stored under.
+    @usableFromInline package let keyType: Any.Type
+    /// The static type of the value, as declared by its key.
+    @usableFromInline package let valueType: Any.Type
+    /// What kind of entry holds the value.
+    @usableFromInline package let kind: EntryKind
+    /// Where the value came from.
+    @usableFromInline package let origin: EntryOrigin
+    /// The named variant that set the value, if one did.
+    @usableFromInline package let variant: String?
+
+    @inlinable
+    package init(keyType: Any.Type, valueType: Any.Type, kind: EntryKind, origin: EntryOrigin, variant: String?) {
+        self.keyType = keyType
+        self.valueType = valueType
+        self.kind = kind
+        self.origin = origin
+        self.variant = variant
+    }
+
+    /// The name diagnostics show: the property name of an `@Entry`, a service's name, an
+    /// object's type.
+    package var name: String {
+        switch kind {
+        case .value: ScopedValues.entryName(of: keyType)
+        case .object: String(reflecting: keyType)
+        case .app, .scope: (keyType as? any ScopedServiceKey.Type)?.name ?? String(describing: keyType)
+        }
+    }
+}
