@@ -37,9 +37,9 @@ struct StorageTests {
         #expect(ScopedValues.current.wide == Wide())
     }
 
-    @Test func scopesReleaseWhatTheyStoreIncludingReplacedValues() async {
+    @Test func scopesReleaseWhatTheyStoreIncludingReplacedValues() {
         let before = Tracked.alive.withLock { $0 }
-        await withScopedValues({
+        withScopedValues({
             $0.tracked = Tracked(id: 1)
             $0.tracked = Tracked(id: 2)  // replaces, and releases, the first
             $0.set(Tracked(id: 3))

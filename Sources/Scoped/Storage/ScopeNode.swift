@@ -74,19 +74,21 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     /// whose reference lives there; `witness` knows how to copy and destroy it.
     @usableFromInline
     package struct Slot {
+        /// The value, or its box, as raw words. First, so that it starts at the slot's address.
+        @usableFromInline var storage: (UInt, UInt, UInt, UInt, UInt)
         /// The key's identity as a number; 0 marks an empty slot.
         @usableFromInline var key: UInt
-        /// The value, or its box, as raw words.
-        @usableFromInline var storage: (UInt, UInt, UInt, UInt, UInt)
         @usableFromInline var witness: (any SlotValueWitness.Type)?
         @usableFromInline var entry: StoredEntry?
 
-        static var empty: Slot { Slot(key: 0, storage: (0, 0, 0, 0, 0), witness: nil, entry: nil) }
+        static var empty: Slot { Slot(storage: (0, 0, 0, 0, 0), key: 0, witness: nil, entry: nil) }
     }
 
-    /// Where a slot's `storage` starts within the slot.
+    /// Where a slot's `storage` starts within the slot: at its start, as the first stored
+    /// property of a non-resilient struct (checked when a node is made). A constant, because
+    /// `MemoryLayout.offset(of:)` with a key path is not folded on the read path.
     @inlinable
-    static var storageOffset: Int { MemoryLayout<Slot>.offset(of: \Slot.storage)! }
+    static var storageOffset: Int { 0 }
 
     /// Whether a value of type `V` is stored in a slot's words rather than boxed.
     @inlinable
@@ -99,6 +101,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         let buffer = create(minimumCapacity: capacity) { _ in
             Header(count: 0, capacity: capacity, depth: depth, scope: scope, testObserver: scope?.registry.testObserver)
         }
+        assert(MemoryLayout<Slot>.offset(of: \Slot.storage) == storageOffset)
         let node = unsafeDowncast(buffer, to: ScopeNodeBuffer.self)
         node.withUnsafeMutablePointerToElements { $0.initialize(repeating: .empty, count: capacity) }
         return node
