@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "ScopedHummingbird",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

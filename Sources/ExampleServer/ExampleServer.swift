@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ScopedHummingbird
 
 /// `swift run ExampleServer`: the movie catalog on Hummingbird, SQLite and Scoped.
 @main
@@ -14,11 +15,14 @@ enum ExampleServer {
             exit(1)
         }
         let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap(
+            { label, metadataProvider in
+                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
+                handler.logLevel = level
+                return handler
+            },
+            metadataProvider: .scopedRequestID
+        )
         let logger = Logger(label: "ExampleServer")
         do {
             try await CatalogServer.run(configuration, logger: logger)

@@ -17,8 +17,16 @@ public enum RequestID {
 
     /// A new random request ID: 32 hexadecimal digits.
     public static func make() -> String {
-        let high = String(UInt64.random(in: .min ... .max), radix: 16)
-        let low = String(UInt64.random(in: .min ... .max), radix: 16)
-        return String(repeating: "0", count: 16 - high.count) + high + String(repeating: "0", count: 16 - low.count) + low
+        var generator = SystemRandomNumberGenerator()
+        let words = (generator.next() as UInt64, generator.next() as UInt64)
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for index in 0..<32 {
+                let word = index < 16 ? words.0 : words.1
+                let nibble = Int((word >> UInt64((15 - index % 16) * 4)) & 0xF)
+                buffer[index] = digits.utf8Start[nibble]
+            }
+            return 32
+        }
     }
 }

@@ -6,8 +6,11 @@ import Scoped
 /// A Hummingbird middleware that runs every request in its own scope, a child of the
 /// application root.
 ///
-/// The scope holds the request ID (a valid incoming `X-Request-ID`, or a new one) and a logger
-/// carrying it, plus whatever `update` sets. It closes when the response is produced or the
+/// The scope holds the request ID (a valid incoming `X-Request-ID`, or a new one) and the
+/// request's logger, plus whatever `update` sets. Install ``Logging/Logger/MetadataProvider/scopedRequestID``
+/// when bootstrapping logging so that every log line written inside a request carries its ID;
+/// the middleware does not copy the ID into the logger's metadata, which costs a re-render of
+/// the metadata per request with some log handlers. It closes when the response is produced or the
 /// request fails or is cancelled, so per-scope resources commit or roll back with the request.
 /// Every response, errors included, carries `X-Request-ID`.
 ///
@@ -57,8 +60,6 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         let requestID = RequestID.accepting(request.headers[.requestID])
-        var context = context
-        context.logger[metadataKey: "request_id"] = .string(requestID)
         let logger = context.logger
         var response: Response
         do {

@@ -1,6 +1,7 @@
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import Logging
 import Scoped
 import ScopedHummingbird
 import Synchronization
@@ -81,5 +82,18 @@ struct RequestScopeMiddlewareTests {
     func requestIDValidity(id: String, valid: Bool) {
         #expect(RequestID.isValid(id) == valid)
         #expect((RequestID.accepting(id) == id) == valid)
+    }
+
+    @Test func metadataProviderAddsTheRequestIDOnlyInsideARequest() {
+        #expect(Logger.MetadataProvider.scopedRequestID.get().isEmpty)
+        withScopedValues({ $0.requestID = "req-7" }) {
+            #expect(Logger.MetadataProvider.scopedRequestID.get()["request_id"] == .string("req-7"))
+        }
+    }
+
+    @Test func generatedRequestIDsAreValidAndDistinct() {
+        let ids = (0..<1_000).map { _ in RequestID.make() }
+        #expect(ids.allSatisfy { RequestID.isValid($0) && $0.count == 32 })
+        #expect(Set(ids).count == ids.count)
     }
 }
