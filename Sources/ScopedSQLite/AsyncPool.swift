@@ -31,10 +31,17 @@ final class AsyncPool<Resource: Sendable>: Sendable {
     /// - Throws: `CancellationError` if the task is cancelled while waiting;
     ///   ``SQLiteDatabaseClosedError`` once the pool is closed.
     func acquire() async throws -> Resource {
-        let id = state.withLock { state in
+        // Fast path: a free resource is taken without suspending the task.
+        let (free, id) = try state.withLock { state -> (Resource?, UInt64) in
+            if state.isClosed { throw SQLiteDatabaseClosedError() }
+            if let resource = state.available.popLast() {
+                state.leased += 1
+                return (resource, 0)
+            }
             state.nextWaiterID += 1
-            return state.nextWaiterID
+            return (nil, state.nextWaiterID)
         }
+        if let free { return free }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let result: Result<Resource, any Error>? = state.withLock { state in
