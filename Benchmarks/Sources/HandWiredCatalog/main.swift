@@ -6,11 +6,20 @@ import ScopedSQLite
 // directly, each request runs one read transaction, and no scope is opened. The load benchmark
 // (`Benchmarks/load.sh`) compares it with the real ExampleServer.
 
+// Encoded exactly as the example server encodes it: sorted keys, `"director": null` kept.
 struct Movie: Codable, ResponseEncodable {
     var id: Int
     var title: String
     var year: Int
     var director: String?
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(year, forKey: .year)
+        try container.encode(director, forKey: .director)
+    }
 }
 
 let environment = ProcessInfo.processInfo.environment
@@ -22,7 +31,9 @@ router.get("/movies/:id") { _, context -> Response in
         try connection.query("SELECT id, title, year, director FROM movies WHERE id = \(id)", as: Movie.self)
     }
     guard let movie = movies.first else { return Response(status: .notFound) }
-    let body = try JSONEncoder().encode(movie)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let body = try encoder.encode(movie)
     return Response(
         status: .ok,
         headers: [.contentType: "application/json; charset=utf-8"],
