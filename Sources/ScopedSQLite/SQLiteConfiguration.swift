@@ -36,6 +36,7 @@ public struct SQLiteConfiguration: Sendable, Hashable {
     /// The migrations to apply at open, in version order.
     public var migrations: [SQLiteMigration]
 
+    /// A configuration for the database at `path`; every other setting has its durable default.
     public init(
         path: String,
         readers: Int = 4,

@@ -47,6 +47,7 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The statement's text (with `?` for bound values), if a statement failed.
     public let sql: String?
 
+    /// An error of kind `code`, with SQLite's result code and message and the failed statement.
     public init(code: Code, resultCode: Int32, message: String, sql: String?) {
         self.code = code
         self.resultCode = resultCode

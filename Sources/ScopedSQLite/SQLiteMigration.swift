@@ -10,6 +10,7 @@ public struct SQLiteMigration: Sendable, Hashable {
     /// The SQL script that applies it.
     public let script: String
 
+    /// A migration to `version`, applied by running `script`.
     public init(version: Int, name: String, script: String) {
         self.version = version
         self.name = name

@@ -5,6 +5,7 @@ public struct SQLiteRow: Sendable {
     /// The values, in column order.
     public let values: [SQLiteValue]
 
+    /// A row with these columns and values, in the same order.
     public init(columns: [String], values: [SQLiteValue]) {
         self.columns = columns
         self.values = values
@@ -37,8 +38,11 @@ public struct SQLiteRow: Sendable {
 
 /// Why a row could not be read as the requested type.
 public enum SQLiteDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The result has no column of this name.
     case missingColumn(String)
+    /// The column holds a value of another type.
     case typeMismatch(column: String, expected: String, found: SQLiteValue)
+    /// The requested type cannot be decoded from a row (nested containers, arrays).
     case unsupported(String)
 
     public var description: String {

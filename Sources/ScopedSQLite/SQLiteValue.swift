@@ -1,9 +1,14 @@
 /// A value as SQLite stores it: one of its five storage classes.
 public enum SQLiteValue: Hashable, Sendable {
+    /// `NULL`.
     case null
+    /// A 64-bit signed integer.
     case integer(Int64)
+    /// A 64-bit floating-point number.
     case real(Double)
+    /// UTF-8 text.
     case text(String)
+    /// Bytes.
     case blob([UInt8])
 }
 
