@@ -56,10 +56,7 @@ public struct ScopedValues: Sendable {
     package var depth: Int { node.depth }
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
-    package var scope: ScopeContext? {
-        get { node.scope }
-        set { node = node.copy(extra: 1, depth: node.depth, scope: newValue) }
-    }
+    package var scope: ScopeContext? { node.scope }
 
     /// The origin stamped on values set through this copy.
     @inlinable

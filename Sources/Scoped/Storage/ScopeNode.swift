@@ -23,7 +23,6 @@ package struct ScopeNode: @unchecked Sendable {
     @usableFromInline
     package static let empty = ScopeNode(.make(capacity: 0, depth: 0, scope: nil))
 
-    package var count: Int { buffer.count }
     @inlinable
     package var depth: Int { buffer.depth }
     @inlinable
