@@ -112,19 +112,19 @@ public final class SQLiteDatabase: Sendable {
 
     /// Runs `body` on a reader connection inside one read transaction: a consistent snapshot.
     public func read<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
-        let connection = try await leaseReader()
-        defer { releaseReader(connection) }
-        try connection.executeScript("BEGIN")
-        defer { try? connection.executeScript("COMMIT") }
+        let connection = try await beginRead()
+        defer {
+            try? connection.executeScript("COMMIT")
+            releaseReader(connection)
+        }
         return try body(connection)
     }
 
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction: committed
     /// when it returns, rolled back when it throws.
     public func write<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
-        let connection = try await leaseWriter()
+        let connection = try await beginWrite()
         defer { releaseWriter(connection) }
-        try await beginImmediate(on: connection)
         do {
             let result = try body(connection)
             try connection.executeScript("COMMIT")
@@ -135,9 +135,35 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
+    /// Leases a reader and begins a read transaction on it; the caller ends the transaction
+    /// and returns the connection with ``releaseReader(_:)``.
+    func beginRead() async throws -> SQLiteConnection {
+        let connection = try await readerPool.acquire()
+        do {
+            try connection.executeScript("BEGIN")
+            return connection
+        } catch {
+            readerPool.release(connection)
+            throw error
+        }
+    }
+
+    /// Leases the writer and begins a `BEGIN IMMEDIATE` transaction on it; the caller ends the
+    /// transaction and returns the connection with ``releaseWriter(_:)``.
+    func beginWrite() async throws -> SQLiteConnection {
+        let connection = try await writers.acquire()
+        do {
+            try await beginImmediate(on: connection)
+            return connection
+        } catch {
+            writers.release(connection)
+            throw error
+        }
+    }
+
     /// Starts a write transaction, retrying asynchronously while another process holds the
     /// write lock, for at most ``SQLiteConfiguration/busyTimeout``.
-    func beginImmediate(on connection: SQLiteConnection) async throws {
+    private func beginImmediate(on connection: SQLiteConnection) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: configuration.busyTimeout)
         var pause = Duration.milliseconds(1)
@@ -152,9 +178,7 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    func leaseReader() async throws -> SQLiteConnection { try await readerPool.acquire() }
     func releaseReader(_ connection: SQLiteConnection) { readerPool.release(connection) }
-    func leaseWriter() async throws -> SQLiteConnection { try await writers.acquire() }
     func releaseWriter(_ connection: SQLiteConnection) { writers.release(connection) }
 
     /// How many connections (readers and the writer) are free right now; after every session

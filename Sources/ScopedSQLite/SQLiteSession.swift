@@ -88,23 +88,11 @@ public final class SQLiteSession: Sendable {
             return try await self.connection(writing: true)
         case nil:
             if writing {
-                let connection = try await database.leaseWriter()
-                do {
-                    try await database.beginImmediate(on: connection)
-                } catch {
-                    database.releaseWriter(connection)
-                    throw error
-                }
+                let connection = try await database.beginWrite()
                 lease.withLock { $0 = .writer(connection) }
                 return connection
             }
-            let connection = try await database.leaseReader()
-            do {
-                try connection.executeScript("BEGIN")
-            } catch {
-                database.releaseReader(connection)
-                throw error
-            }
+            let connection = try await database.beginRead()
             lease.withLock { $0 = .reader(connection) }
             return connection
         }
