@@ -22,12 +22,7 @@ func openScope<R>(
     isolation: isolated (any Actor)?,
     operation: () async throws -> R
 ) async throws -> R {
-    let parentContext = parent.scope ?? ScopeRoot.implicit.context
-    let context = ScopeContext(childOf: parentContext)
-    var values = parent
-    values.openChild(scope: context)
-    try update(&values)
-    context.attach(values.node)
+    let (values, context) = try parent.childScope(update)
     let root = context.root
     root.scopeOpened()
     defer { root.scopeClosed() }
@@ -43,4 +38,18 @@ func openScope<R>(
     let failures = await context.close(.success)
     if !failures.isEmpty { throw ScopeCloseError(failures: failures, outcome: .success) }
     return result
+}
+
+extension ScopedValues {
+    /// A child lifetime scope of these values' scope (of the implicit root outside any scope):
+    /// a new scope context, and these values one level deeper, changed by `update`, bound to it.
+    /// The caller closes the context.
+    func childScope(_ update: (inout ScopedValues) throws -> Void) rethrows -> (values: ScopedValues, context: ScopeContext) {
+        let context = ScopeContext(childOf: scope ?? ScopeRoot.implicit.context)
+        var values = self
+        values.openChild(scope: context)
+        try update(&values)
+        context.attach(values.node)
+        return (values, context)
+    }
 }

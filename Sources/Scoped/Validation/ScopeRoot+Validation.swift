@@ -30,16 +30,14 @@ extension ScopeRoot {
                 record(ScopeProblem(entry: service.name, error: error))
             }
         }
-        let scope = ScopeContext(childOf: context)
-        var scopeValues = values
-        scopeValues.openChild(scope: scope)
+        let scopeValues: ScopedValues
+        let scope: ScopeContext
         do {
-            try update(&scopeValues)
+            (scopeValues, scope) = try values.childScope(update)
         } catch {
             record(ScopeProblem(kind: .scopeFailed, entry: "scope", message: "Opening a scope threw: \(error)"))
             return problems
         }
-        scope.attach(scopeValues.node)
         for requirement in registry.requirements where !requirement.isSatisfied(scopeValues) {
             record(
                 ScopeProblem(
