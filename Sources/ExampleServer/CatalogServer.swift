@@ -39,7 +39,7 @@ enum CatalogServer {
     }
 
     /// The router: request scopes around every route, the catalog, health and debug routes.
-    static func makeRouter(root: ScopeRoot, configuration: AppConfiguration, logger: Logger) -> Router<BasicRequestContext> {
+    static func makeRouter(root: ScopeRoot, configuration: AppConfiguration) -> Router<BasicRequestContext> {
         let router = Router()
         let ignoredOverride = Mutex(false)
         router.add(
@@ -96,7 +96,7 @@ enum CatalogServer {
         logger: Logger
     ) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(root: root, configuration: configuration, logger: logger),
+            router: makeRouter(root: root, configuration: configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ExampleServer"),
             onServerRunning: { channel in
                 logger.notice("Listening on \(channel.localAddress?.description ?? "?") (profile \(configuration.profile.rawValue))")

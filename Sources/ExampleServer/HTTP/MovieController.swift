@@ -30,14 +30,14 @@ struct MovieController<Context: RequestContext>: Sendable {
     }
 
     func create(_ request: Request, context: Context) async throws -> Response {
-        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request, context: context))
+        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
         let movie = try await movies.create(input)
         return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
     }
 
     func replace(_ request: Request, context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
-        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request, context: context))
+        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
         guard let movie = try await movies.replace(id: id, with: input) else { throw APIError.notFound("No movie with id \(id).") }
         return try JSONResponse.make(movie)
     }
@@ -50,7 +50,7 @@ struct MovieController<Context: RequestContext>: Sendable {
 
     func rate(_ request: Request, context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
-        let stars = try RequestInput.validate(try await RequestInput.decode(RequestInput.RatingBody.self, from: request, context: context))
+        let stars = try RequestInput.validate(try await RequestInput.decode(RequestInput.RatingBody.self, from: request))
         guard let rating = try await ratings.rate(movieID: id, stars: stars) else { throw APIError.notFound("No movie with id \(id).") }
         return try JSONResponse.make(rating, status: .created)
     }

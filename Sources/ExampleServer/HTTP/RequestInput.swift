@@ -77,7 +77,7 @@ enum RequestInput {
 
     /// Decodes a JSON body of at most 1 MiB: 413 when larger, 400 when not JSON, 422 naming the
     /// field when a field is missing or of the wrong type.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
         let buffer = try await request.body.collect(upTo: AppConfiguration.maximumBodySize)
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
