@@ -58,6 +58,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The reliability suite (scripts/reliability/run): drives the built ExampleServer.
+        .executableTarget(
+            name: "ReliabilitySuite",
+            dependencies: ["Scoped", "ScopedSQLite", "CSQLite"],
+            path: "scripts/reliability/Sources/ReliabilitySuite"
+        ),
         .testTarget(name: "ScopedTests", dependencies: ["Scoped"]),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
         .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting"]),

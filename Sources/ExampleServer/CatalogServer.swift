@@ -53,11 +53,11 @@ enum CatalogServer {
                 }
             )
         )
-        router.add(middleware: LogRequestsMiddleware(.debug))
+        router.add(middleware: RequestLogMiddleware(level: .debug))
         router.get("/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
         MovieController<BasicRequestContext>().addRoutes(to: router)
         if configuration.debugRoutes {
-            router.get("/debug/scope") { _, _ in try JSONResponse.make(ScopedValues.current.describe()) }
+            DebugRoutes.add(to: router, root: root)
         }
         return router
     }

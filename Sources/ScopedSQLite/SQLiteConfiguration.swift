@@ -11,6 +11,16 @@ public struct SQLiteConfiguration: Sendable, Hashable {
         /// As `full`, and the directory is synced too.
         case extra = "EXTRA"
 
+        /// The statement that applies this setting: a fixed text, so no value is spliced into SQL.
+        var pragmaStatement: String {
+            switch self {
+            case .off: "PRAGMA synchronous = OFF"
+            case .normal: "PRAGMA synchronous = NORMAL"
+            case .full: "PRAGMA synchronous = FULL"
+            case .extra: "PRAGMA synchronous = EXTRA"
+            }
+        }
+
         /// The value `PRAGMA synchronous` reads back for this setting.
         public var pragmaValue: Int {
             switch self {

@@ -133,7 +133,11 @@ public final class SQLiteConnection: @unchecked Sendable {
         case .null: return sqlite3_bind_null(statement, index)
         case .integer(let value): return sqlite3_bind_int64(statement, index, value)
         case .real(let value): return sqlite3_bind_double(statement, index, value)
-        case .text(let value): return sqlite3_bind_text(statement, index, value, -1, csqlite_transient())
+        case .text(var value):
+            // With its byte count, not -1: a NUL inside the text must not end it.
+            return value.withUTF8 { bytes in
+                sqlite3_bind_text(statement, index, bytes.baseAddress, Int32(bytes.count), csqlite_transient())
+            }
         case .blob(let value):
             return value.withUnsafeBytes { bytes in
                 sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), csqlite_transient())
@@ -145,7 +149,11 @@ public final class SQLiteConnection: @unchecked Sendable {
         switch sqlite3_column_type(statement, index) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, index)))
+        case SQLITE_TEXT:
+            // The pointer first, then its byte count, as SQLite documents; a NUL inside stays.
+            guard let text = sqlite3_column_text(statement, index) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(statement, index))
             guard count > 0, let bytes = sqlite3_column_blob(statement, index) else { return .blob([]) }

@@ -74,13 +74,8 @@ public final class SQLiteDatabase: Sendable {
                 _ = try connection.scalar("SELECT count(*) FROM sqlite_master", as: Int.self)
             }
             // `synchronous` must be set after WAL is enabled: it is remembered per journal mode.
-            try connection.executeScript(
-                """
-                PRAGMA synchronous = \(configuration.synchronous.rawValue);
-                PRAGMA foreign_keys = ON;
-                PRAGMA busy_timeout = 0;
-                """
-            )
+            try connection.executeScript(configuration.synchronous.pragmaStatement)
+            try connection.executeScript("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;")
         } catch let error as SQLiteError {
             connection.close()
             throw SQLiteError(code: error.code, resultCode: error.resultCode, message: "\(error.message): \(path)", sql: error.sql)
@@ -178,12 +173,35 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    func releaseReader(_ connection: SQLiteConnection) { readerPool.release(connection) }
-    func releaseWriter(_ connection: SQLiteConnection) { writers.release(connection) }
+    func releaseReader(_ connection: SQLiteConnection) { readerPool.release(Self.rolledBack(connection)) }
+    func releaseWriter(_ connection: SQLiteConnection) { writers.release(Self.rolledBack(connection)) }
+
+    /// A connection goes back to its pool outside any transaction, whatever failed before: a
+    /// transaction left open would hold a snapshot (or the write lock) forever.
+    private static func rolledBack(_ connection: SQLiteConnection) -> SQLiteConnection {
+        if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+        return connection
+    }
 
     /// How many connections (readers and the writer) are free right now; after every session
     /// has ended, this is ``SQLiteConfiguration/readers`` + 1.
     public var idleConnectionCount: Int { readerPool.availableCount + writers.availableCount }
+
+    /// A snapshot of the connections: how many there are and how many are leased. A
+    /// connection returns to its pool outside any transaction, so only leased connections can
+    /// hold one. Meant for health and debug endpoints.
+    public func statistics() -> Statistics {
+        let total = readerPool.size + writers.size
+        return Statistics(connections: total, leased: total - idleConnectionCount)
+    }
+
+    /// Connection counts, from ``statistics()``.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// Every connection the database holds: the readers and the writer.
+        public var connections: Int
+        /// Connections leased to a session or a ``read(_:)`` / ``write(_:)`` call right now.
+        public var leased: Int
+    }
 
     /// Closes the database: refuses new leases, waits for leased connections to come back,
     /// then closes every connection.

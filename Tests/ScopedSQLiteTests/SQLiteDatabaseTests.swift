@@ -24,6 +24,44 @@ struct SQLiteDatabaseTests {
         await database.close()
     }
 
+    @Test func textWithANulByteIsStoredAndReadWhole() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("nul.sqlite")))
+        let text = "before\u{0}after — 東京 🎬"
+        let (stored, length) = try await database.write { connection in
+            try connection.executeScript("CREATE TABLE notes (body TEXT)")
+            try connection.execute("INSERT INTO notes (body) VALUES (\(text))")
+            return (
+                try connection.scalar("SELECT body FROM notes", as: String.self),
+                try connection.scalar("SELECT length(CAST(body AS BLOB)) FROM notes", as: Int.self)
+            )
+        }
+        #expect(stored == text)
+        #expect(length == text.utf8.count)
+        await database.close()
+    }
+
+    @Test func aConnectionReturnsToItsPoolOutsideAnyTransaction() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("leak.sqlite"), readers: 1))
+        #expect(database.statistics() == SQLiteDatabase.Statistics(connections: 2, leased: 0))
+        // A caller that begins a transaction and returns the connection without ending it.
+        let writer = try await database.beginWrite()
+        let reader = try await database.beginRead()
+        #expect(database.statistics().leased == 2)
+        #expect(writer.isInTransaction && reader.isInTransaction)
+        database.releaseWriter(writer)
+        database.releaseReader(reader)
+        #expect(!writer.isInTransaction && !reader.isInTransaction)
+        #expect(database.statistics().leased == 0)
+        // Another process can take the write lock at once: nothing was left holding it.
+        var other: OpaquePointer?
+        #expect(sqlite3_open(folder.path("leak.sqlite"), &other) == SQLITE_OK)
+        #expect(sqlite3_exec(other, "BEGIN IMMEDIATE; COMMIT", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(other)
+        await database.close()
+    }
+
     @Test func unwritableFolderIsAClearErrorNamingThePath() throws {
         let folder = try TemporaryFolder()
         let blocker = folder.path("not-a-folder")

@@ -1,0 +1,82 @@
+import Foundation
+
+/// `scripts/reliability/run [--full] [--only name,name]`: runs every scenario against the built
+/// ExampleServer on loopback, prints one line per scenario, and exits 1 when a figure misses
+/// its target.
+@main
+enum ReliabilitySuite {
+    static let scenarios: [(name: String, run: @Sendable (SuiteOptions) async throws -> ScenarioResult)] = [
+        ("isolation", IsolationScenario.run),
+        ("disconnects", DisconnectScenario.run),
+        ("crash", CrashDurabilityScenario.run),
+        ("bad-input", BadInputScenario.run),
+        ("lockdown", ProductionLockdownScenario.run),
+        ("first-use", ConcurrentFirstUseScenario.run),
+        ("contention", WriterContentionScenario.run),
+        ("shutdown", GracefulShutdownScenario.run),
+        ("static", StaticChecksScenario.run),
+        ("log-secrets", LogSecretsScenario.run),
+    ]
+
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == WriteLockHolder.command {
+            WriteLockHolder.run(Array(arguments.dropFirst()))
+        }
+        var mode = SuiteOptions.Mode.short
+        var only: Set<String>?
+        var server: String?
+        while !arguments.isEmpty {
+            let argument = arguments.removeFirst()
+            switch argument {
+            case "--full": mode = .full
+            case "--short": mode = .short
+            case "--only" where !arguments.isEmpty: only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
+            case "--server" where !arguments.isEmpty: server = arguments.removeFirst()
+            default:
+                print("usage: ReliabilitySuite [--short | --full] [--only \(scenarios.map(\.name).joined(separator: ","))] [--server PATH]")
+                exit(2)
+            }
+        }
+        let executable = URL(filePath: CommandLine.arguments[0]).standardizedFileURL
+        let packageFolder = URL(filePath: FileManager.default.currentDirectoryPath)
+        let work = FileManager.default.temporaryDirectory.appending(path: "scoped-reliability-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let options = SuiteOptions(
+            mode: mode,
+            packageFolder: packageFolder,
+            serverExecutable: server.map { URL(filePath: $0) } ?? executable.deletingLastPathComponent().appending(path: "ExampleServer"),
+            suiteExecutable: executable,
+            workFolder: work
+        )
+        say("Reliability suite, \(mode.rawValue) mode, server \(options.serverExecutable.path)")
+        var failed: [String] = []
+        for scenario in scenarios where only?.contains(scenario.name) ?? true {
+            let start = ContinuousClock.now
+            let result: ScenarioResult
+            do {
+                result = try await scenario.run(options)
+            } catch {
+                var broken = ScenarioResult(scenario.name)
+                broken.check("could not run: \(error)", target: "runs", false)
+                result = broken
+            }
+            let seconds = (ContinuousClock.now - start).components.seconds
+            let name = result.name.padding(toLength: 12, withPad: " ", startingAt: 0)
+            say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
+            if !result.passed { failed.append(result.name) }
+        }
+        if failed.isEmpty {
+            try? FileManager.default.removeItem(at: work)
+            print("All scenarios met their targets.")
+        } else {
+            print("Missed targets: \(failed.joined(separator: ", ")). Server logs are in \(work.path).")
+            exit(1)
+        }
+    }
+}
+
+/// Prints `line` at once, even when standard output is a pipe.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

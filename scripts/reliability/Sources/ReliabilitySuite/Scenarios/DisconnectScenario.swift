@@ -1,0 +1,44 @@
+import Foundation
+
+/// 2. Disconnects and cancellation: the isolation load with a tenth of clients hanging up at
+/// random moments (mid-head, mid-body, right after the request, mid-response), a fifth of
+/// requests writing. After the drain nothing may be left open.
+enum DisconnectScenario {
+    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
+        var result = ScenarioResult("disconnects")
+        let database = suite.databaseFile("disconnects")
+        let server = try ServerProcess(suite, profile: "development", database: database)
+        defer { server.stop() }
+        let load = EchoLoad(
+            port: server.port,
+            requests: suite.scaled(short: 10_000, full: 100_000),
+            connections: 64,
+            disconnectRate: 0.1,
+            writeRate: 0.2
+        )
+        let (tally, _) = load.run()
+        result.report("\(load.requests.grouped) requests, \(tally["disconnects"].grouped) disconnected by the client")
+        result.check("\(tally["mismatches"]) mismatches among the answered", target: "0", tally["mismatches"] == 0)
+        result.check("\(tally["errors"]) failed requests", target: "0", tally["errors"] == 0)
+
+        var statistics = try ServerStatistics.read(port: server.port)
+        _ = eventually(timeout: .seconds(10)) {
+            statistics = (try? ServerStatistics.read(port: server.port)) ?? statistics
+            return statistics.otherOpenScopes == 0 && statistics.database.leased == 0
+        }
+        result.check("leaked scopes \(statistics.otherOpenScopes)", target: "0", statistics.otherOpenScopes == 0)
+        result.check("leased connections \(statistics.database.leased)", target: "0", statistics.database.leased == 0)
+        let probe = try RawDatabase(database.path)
+        let writeLockFree = probe.writeLockIsFree()
+        let checkpointed = try probe.checkpointCompletes()
+        let openTransactions = (writeLockFree ? 0 : 1) + (checkpointed ? 0 : 1)
+        result.check(
+            "open transactions \(openTransactions) (write lock \(writeLockFree ? "free" : "held"), checkpoint \(checkpointed ? "complete" : "blocked by a reader"))",
+            target: "0",
+            openTransactions == 0
+        )
+        if tally["mismatches"] > 0 { result.report("first mismatch: \(tally.example("mismatches"))") }
+        if tally["errors"] > 0 { result.report("first error: \(tally.example("errors"))") }
+        return result
+    }
+}

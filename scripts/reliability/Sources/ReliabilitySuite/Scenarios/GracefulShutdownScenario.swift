@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// 8. Graceful shutdown: SIGTERM while clients send 500 writes a second. Every request the
+/// server accepted must be answered in full; it must exit 0 within `shutdown.timeout`.
+///
+/// Every request is a write with a unique title, so that "accepted" is decidable: a request is
+/// accepted when it was answered or when its row is in the file. A request on a connection the
+/// server closed before reading it, or refused by a closed listener, was not accepted; those
+/// are counted and reported.
+enum GracefulShutdownScenario {
+    static let drainBound = 10
+
+    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
+        var result = ScenarioResult("shutdown")
+        let database = suite.databaseFile("shutdown")
+        let server = try ServerProcess(
+            suite,
+            profile: "production",
+            database: database,
+            environment: ["SHUTDOWN_TIMEOUT": String(drainBound)]
+        )
+        let threads = 25
+        let perThread = 20.0  // requests a second: 25 × 20 = 500
+        let tally = Tally()
+        let unanswered = Mutex<[String]>([])
+        let start = ContinuousClock.now
+        let loadFor = Duration.seconds(2)
+        let signalled = Atomic<Bool>(false)
+        let exitStatus = Mutex<Int32?>(nil)
+        let exitedAfter = Mutex<Duration?>(nil)
+        let watcher = Thread {
+            Thread.sleep(forTimeInterval: 2)
+            server.signal(SIGTERM)
+            signalled.store(true, ordering: .relaxed)
+            let status = server.waitForExit(timeout: .seconds(60))
+            exitStatus.withLock { $0 = status }
+            if let at = server.signalledAt { exitedAfter.withLock { $0 = ContinuousClock.now - at } }
+        }
+        watcher.start()
+        onThreads(threads) { thread in
+            var connection: HTTPConnection?
+            var number = 0
+            let phase = Double(thread) / Double(threads) / perThread
+            while true {
+                let due = start + .milliseconds(Int((phase + Double(number) / perThread) * 1000))
+                let now = ContinuousClock.now
+                if due > now { Thread.sleep(forTimeInterval: Double((due - now).components.attoseconds) / 1e18 + Double((due - now).components.seconds)) }
+                if signalled.load(ordering: .relaxed) && !server.isRunning { break }
+                if ContinuousClock.now - start > loadFor + .seconds(drainBound + 5) { break }
+                number += 1
+                let title = "shutdown-\(thread)-\(number)"
+                let request = HTTPRequest("POST", "/movies", json: #"{"title":"\#(title)","year":2003}"#)
+                do {
+                    if connection == nil { connection = try HTTPConnection(port: server.port, timeout: 30) }
+                } catch {
+                    tally.add("refused")
+                    continue
+                }
+                do {
+                    let response = try connection!.perform(request)
+                    tally.add(response.status == 201 ? "answered" : "failed", example: "\(title): \(response.status) \(response.text)")
+                    if response.header("Connection")?.lowercased() == "close" { connection = nil }
+                } catch HTTPClientError.closed(let received) where received == 0 {
+                    unanswered.withLock { $0.append(title) }
+                    connection = nil
+                } catch {
+                    tally.add("failed", example: "\(title): \(error)")
+                    connection = nil
+                }
+            }
+        }
+        watcher.waitUntilFinished()
+        let stored = Set(try RawDatabase(database.path).movieTitles().values)
+        let lost = unanswered.withLock { $0.filter(stored.contains) }
+        let notAccepted = unanswered.withLock { $0.count } - lost.count
+        let failed = tally["failed"] + lost.count
+        result.report("\(tally["answered"].grouped) answered; not accepted: \(notAccepted) closed before being read, \(tally["refused"]) refused after the listener closed")
+        result.check("accepted requests that failed \(failed)", target: "0", failed == 0)
+        if failed > 0 { result.report("first: \(lost.first.map { "\($0) stored but unanswered" } ?? tally.example("failed"))") }
+        let status = exitStatus.withLock { $0 }
+        let seconds = exitedAfter.withLock { $0 }.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? .infinity
+        result.check("exit code \(status.map(String.init) ?? "none")", target: "0", status == 0)
+        result.check(String(format: "exit %.2f s after SIGTERM", seconds), target: "≤ \(drainBound) s (shutdown.timeout)", seconds <= Double(drainBound))
+        return result
+    }
+}
+
+extension Thread {
+    func waitUntilFinished() {
+        while !isFinished { Thread.sleep(forTimeInterval: 0.01) }
+    }
+}
