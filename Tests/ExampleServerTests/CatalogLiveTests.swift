@@ -112,6 +112,34 @@ struct CatalogLiveTests {
         await root.shutdown()
     }
 
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func debugEchoReportsTheRequestsOwnValuesAndStatsCountWhatIsOpen() async throws {
+        let folder = try TemporaryFolder()
+        let configuration = try await loadConfiguration(.development, folder: folder)
+        let (app, root) = try await makeApplication(configuration)
+        try await app.test(.live) { client in
+            for (id, fixture) in [("echo-fixture", true), ("echo-sqlite", false)] {
+                var fields: HTTPFields = [.requestID: id]
+                if fixture { fields[.catalog] = "fixture" }
+                try await client.execute(uri: "/debug/echo", method: .get, headers: fields) { (response: TestResponse) async throws in
+                    let echo = try response.decode(ScopeEcho.self)
+                    let expected = ScopeEcho.Reading(
+                        requestID: id,
+                        repository: fixture ? "InMemoryMovieRepository" : "SQLiteMovieRepository"
+                    )
+                    #expect(echo == ScopeEcho(handler: expected, asyncLet: expected, taskGroup: [expected, expected], database: id, afterDatabase: expected))
+                }
+            }
+            try await client.execute(uri: "/debug/stats", method: .get) { (response: TestResponse) async throws in
+                let statistics = try response.decode(ServerStatistics.self)
+                #expect(statistics.otherOpenScopes == 0)
+                #expect(statistics.database.connections == configuration.database.readers + 1)
+                #expect(statistics.database.leased == 0)
+            }
+        }
+        await root.shutdown()
+    }
+
     @Test(.scoped { $0.movieRepository = FailingAfterWriteRepository() })
     func aRequestThatFailsAfterWritingIsRolledBack() async throws {
         let folder = try TemporaryFolder()
