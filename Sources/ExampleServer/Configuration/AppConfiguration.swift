@@ -28,7 +28,8 @@ struct AppConfiguration: Sendable {
     /// The `movieRepository` variant the root uses.
     var repositoryVariant: String
     var overrideRule: OverrideRule?
-    /// Whether `/debug/scope` is served; never in production.
+    /// Whether the debug routes (`/debug/scope`, `/debug/echo`, `/debug/stats`) are served;
+    /// never in production.
     var debugRoutes: Bool
     /// How long a graceful shutdown waits for requests in flight.
     var shutdownTimeout: Duration

@@ -61,7 +61,8 @@ enum ReliabilitySuite {
                 broken.check("could not run: \(error)", target: "runs", false)
                 result = broken
             }
-            let seconds = (ContinuousClock.now - start).components.seconds
+            let elapsed = (ContinuousClock.now - start).components
+            let seconds = String(format: "%.1f", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
             let name = result.name.padding(toLength: 12, withPad: " ", startingAt: 0)
             say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
             if !result.passed { failed.append(result.name) }

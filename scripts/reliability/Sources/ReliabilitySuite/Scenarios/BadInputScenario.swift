@@ -40,6 +40,8 @@ enum BadInputScenario {
             post("title is a number", #"{"title":5,"year":2000}"#, 422, field: "title"),
             post("year is a string", #"{"title":"Alien","year":"1979"}"#, 422, field: "year"),
             post("year is a fraction", #"{"title":"Alien","year":1979.5}"#, 422, field: "year"),
+            post("empty director", #"{"title":"Alien","year":1979,"director":""}"#, 422, field: "director"),
+            post("director of 201 characters", #"{"title":"Alien","year":1979,"director":"\#(String(repeating: "d", count: 201))"}"#, 422, field: "director"),
             post("director is a number", #"{"title":"Alien","year":1979,"director":7}"#, 422, field: "director"),
             post("missing title", #"{"year":1979}"#, 422, field: "title"),
             post("missing year", #"{"title":"Alien"}"#, 422, field: "year"),
@@ -71,8 +73,14 @@ enum BadInputScenario {
                 bare: true
             ),
             Case(
-                name: "2,000 headers",
+                name: "2,000 headers, 150 KiB",
                 request: HTTPRequest("GET", "/movies", headers: (0..<2000).map { ("X-H\($0)", String(repeating: "h", count: 64)) }),
+                status: 400,
+                bare: true
+            ),
+            Case(
+                name: "1,200 small headers, 12 KiB",
+                request: HTTPRequest("GET", "/movies", headers: (0..<1200).map { ("X\($0)", "h") }),
                 status: 400,
                 bare: true
             ),
@@ -107,13 +115,16 @@ enum BadInputScenario {
         let memoryBefore = server.residentMemory ?? 0
 
         var wrong: [String] = []
+        var largestSent = 0
         let cases = rejections()
         for testCase in cases {
             let connection = try HTTPConnection(port: server.port, timeout: 30)
             let response: HTTPResponse
             do {
                 if let size = testCase.streamedBody {
-                    response = try connection.performStreaming(testCase.request, bodySize: size, fill: UInt8(ascii: "a")).0
+                    let sent: Int
+                    (response, sent) = try connection.performStreaming(testCase.request, bodySize: size, fill: UInt8(ascii: "a"))
+                    largestSent = max(largestSent, sent)
                 } else {
                     response = try connection.perform(testCase.request)
                 }
@@ -144,6 +155,7 @@ enum BadInputScenario {
             _ = try connection.perform(HTTPRequest("DELETE", "/movies/\(movie.id)"))
         }
         result.check("injection strings stored other than verbatim: \(mangled) of \(injections.count)", target: "0", mangled == 0)
+        result.report("the 413 for a 100 MiB body came after \(largestSent >> 20) MiB sent")
         result.check("server resident memory growth \(memoryGrowth >> 20) MiB", target: "< 64 MiB (bodies are not buffered)", memoryGrowth < 64 << 20)
         let alive = server.isRunning && (try? HTTPConnection(port: server.port).perform(HTTPRequest("GET", "/health")).status) == 200
         result.check("crashes \(alive ? 0 : 1)", target: "0", alive)

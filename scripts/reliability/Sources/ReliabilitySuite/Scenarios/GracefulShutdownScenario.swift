@@ -7,6 +7,10 @@ import Synchronization
 /// 8. Graceful shutdown: SIGTERM while clients send 500 writes a second. Every request the
 /// server accepted must be answered in full; it must exit 0 within `shutdown.timeout`.
 ///
+/// So that the drain has work to wait for, a second process takes the write lock for one
+/// second just before the signal: the writes in flight at SIGTERM wait for it, and are answered
+/// during the drain.
+///
 /// Every request is a write with a unique title, so that "accepted" is decidable: a request is
 /// accepted when it was answered or when its row is in the file. A request on a connection the
 /// server closed before reading it, or refused by a closed listener, was not accepted; those
@@ -32,8 +36,11 @@ enum GracefulShutdownScenario {
         let signalled = Atomic<Bool>(false)
         let exitStatus = Mutex<Int32?>(nil)
         let exitedAfter = Mutex<Duration?>(nil)
+        let lockHolder = Mutex<Result<Process, any Error>?>(nil)
         let watcher = Thread {
-            Thread.sleep(forTimeInterval: 2)
+            Thread.sleep(forTimeInterval: 1.8)
+            lockHolder.withLock { $0 = Result { try WriteLockHolder.start(suite, database: database, seconds: 1) } }
+            Thread.sleep(forTimeInterval: 0.2)
             server.signal(SIGTERM)
             signalled.store(true, ordering: .relaxed)
             let status = server.waitForExit(timeout: .seconds(60))
@@ -61,8 +68,10 @@ enum GracefulShutdownScenario {
                     continue
                 }
                 do {
+                    let sent = ContinuousClock.now
                     let response = try connection!.perform(request)
                     tally.add(response.status == 201 ? "answered" : "failed", example: "\(title): \(response.status) \(response.text)")
+                    if response.status == 201, let signalled = server.signalledAt, sent < signalled { tally.add("drained") }
                     if response.header("Connection")?.lowercased() == "close" { connection = nil }
                 } catch HTTPClientError.closed(let received) where received == 0 {
                     unanswered.withLock { $0.append(title) }
@@ -74,11 +83,13 @@ enum GracefulShutdownScenario {
             }
         }
         watcher.waitUntilFinished()
+        guard case .success(let holder) = lockHolder.withLock({ $0 }) else { throw SuiteError("the lock holder did not start") }
+        holder.waitUntilExit()
         let stored = Set(try RawDatabase(database.path).movieTitles().values)
         let lost = unanswered.withLock { $0.filter(stored.contains) }
         let notAccepted = unanswered.withLock { $0.count } - lost.count
         let failed = tally["failed"] + lost.count
-        result.report("\(tally["answered"].grouped) answered; not accepted: \(notAccepted) closed before being read, \(tally["refused"]) refused after the listener closed")
+        result.report("\(tally["answered"].grouped) answered, \(tally["drained"]) of them in flight at SIGTERM; not accepted: \(notAccepted) closed before being read, \(tally["refused"]) refused after the listener closed")
         result.check("accepted requests that failed \(failed)", target: "0", failed == 0)
         if failed > 0 { result.report("first: \(lost.first.map { "\($0) stored but unanswered" } ?? tally.example("failed"))") }
         let status = exitStatus.withLock { $0 }
