@@ -96,6 +96,13 @@ enum BadInputScenario {
             cases.append(Case(name: "\(name)=\(query)", request: HTTPRequest("GET", "/movies?\(name)=\(query)"), status: 400, field: name))
         }
         for injection in injections {
+            var allowed = CharacterSet.urlPathAllowed
+            allowed.remove(charactersIn: "/?&=+#%;")
+            let encoded = injection.addingPercentEncoding(withAllowedCharacters: allowed)!
+            cases.append(Case(name: "injection as limit", request: HTTPRequest("GET", "/movies?limit=\(encoded)"), status: 400, field: "limit"))
+            cases.append(Case(name: "injection as offset", request: HTTPRequest("GET", "/movies?offset=\(encoded)"), status: 400, field: "offset"))
+            cases.append(Case(name: "injection as id", request: HTTPRequest("GET", "/movies/\(encoded)"), status: 400, field: "id"))
+            cases.append(Case(name: "injection as DELETE id", request: HTTPRequest("DELETE", "/movies/\(encoded)"), status: 400, field: "id"))
             let escaped = jsonString(injection)
             cases.append(post("injection as year", #"{"title":"x","year":\#(escaped)}"#, 422, field: "year"))
             cases.append(post("injection as stars", #"{"stars":\#(escaped)}"#, 422, field: "stars", path: "/movies/1/ratings"))

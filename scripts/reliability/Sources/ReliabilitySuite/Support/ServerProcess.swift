@@ -38,6 +38,7 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = log
         process.standardError = log
         try process.run()
+        try log.close()  // The server holds its own copy.
         if waitUntilHealthy { try self.waitUntilHealthy() }
     }
 
