@@ -1,7 +1,5 @@
 import Hummingbird
 import Scoped
-import ScopedHummingbird
-import ScopedSQLite
 
 /// Routes that show what a request's scope holds. Served only when `debug.routes` is on, which
 /// production refuses at start-up.
@@ -10,68 +8,5 @@ enum DebugRoutes {
         router.get("/debug/scope") { _, _ in try JSONResponse.make(ScopedValues.current.describe()) }
         router.get("/debug/echo") { _, _ in try JSONResponse.make(try await ScopeEcho.read()) }
         router.get("/debug/stats") { _, _ in try JSONResponse.make(try await ServerStatistics.read(root: root)) }
-    }
-}
-
-/// What a request read from its scope: at the start of the handler, inside child tasks, and
-/// after a round-trip through its database session. Every field names the same request when
-/// scopes never bleed into one another.
-struct ScopeEcho: Codable, Equatable {
-    struct Reading: Codable, Equatable {
-        var requestID: String?
-        /// The type of the request's `movieRepository`: the variant the request selected.
-        var repository: String
-    }
-
-    var handler: Reading
-    var asyncLet: Reading
-    var taskGroup: [Reading]
-    /// The request ID as the database session returned it from `SELECT ?`.
-    var database: String?
-    var afterDatabase: Reading
-
-    static func read() async throws -> ScopeEcho {
-        let handler = Reading.current()
-        async let asyncLet = Reading.currentAfterYield()
-        let taskGroup = await withTaskGroup(of: Reading.self) { group in
-            for _ in 0..<2 { group.addTask { await Reading.currentAfterYield() } }
-            return await group.reduce(into: []) { $0.append($1) }
-        }
-        let session = try await ScopedValues.current.sqliteSession
-        let database = try await session.scalar("SELECT \(ScopedValues.current.requestID)", as: String.self)
-        return ScopeEcho(
-            handler: handler,
-            asyncLet: await asyncLet,
-            taskGroup: taskGroup,
-            database: database,
-            afterDatabase: .current()
-        )
-    }
-}
-
-extension ScopeEcho.Reading {
-    static func current() -> Self {
-        let values = ScopedValues.current
-        return Self(requestID: values.requestID, repository: String(describing: type(of: values.movieRepository)))
-    }
-
-    /// Reads after giving other tasks a turn, so that reads interleave with other requests'.
-    static func currentAfterYield() async -> Self {
-        await Task.yield()
-        return current()
-    }
-}
-
-/// The server's open scopes and database connections, for checking that nothing leaks.
-struct ServerStatistics: Codable, Equatable {
-    /// Request scopes open now, not counting the one serving this request.
-    var otherOpenScopes: Int
-    var database: SQLiteDatabase.Statistics
-
-    static func read(root: ScopeRoot) async throws -> ServerStatistics {
-        ServerStatistics(
-            otherOpenScopes: root.openScopeCount - 1,
-            database: try await ScopedValues.current.database.statistics()
-        )
     }
 }

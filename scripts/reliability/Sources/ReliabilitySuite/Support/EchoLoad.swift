@@ -1,19 +1,6 @@
 import Foundation
 import Synchronization
 
-/// Mirrors the server's `/debug/echo` body.
-struct ScopeEcho: Decodable {
-    struct Reading: Decodable {
-        var requestID: String?
-        var repository: String
-    }
-    var handler: Reading
-    var asyncLet: Reading
-    var taskGroup: [Reading]
-    var database: String?
-    var afterDatabase: Reading
-}
-
 /// Many keep-alive connections, each sending requests that carry their own request ID and
 /// their own `X-Catalog` override, and checking that every answer names that request only.
 struct EchoLoad {
@@ -119,20 +106,5 @@ struct EchoLoad {
             _ = try connection.readSome(Int.random(in: 1...64))
         }
         connection.close(reset: reset)
-    }
-}
-
-/// The server's `/debug/stats` body.
-struct ServerStatistics: Decodable {
-    struct Database: Decodable {
-        var connections: Int
-        var leased: Int
-    }
-    var otherOpenScopes: Int
-    var database: Database
-
-    static func read(port: Int) throws -> ServerStatistics {
-        let response = try HTTPConnection(port: port).perform(HTTPRequest("GET", "/debug/stats"))
-        return try response.json(ServerStatistics.self)
     }
 }
