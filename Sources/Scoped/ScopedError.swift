@@ -2,8 +2,8 @@
 public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A required object of this type was read, but no enclosing scope set one.
     case missingObject(type: String)
-    /// A service needed itself while it was being built; `chain` lists the services from the
-    /// outermost, each with its lifetime.
+    /// A service needed itself while it was being built, in one task or through constructions
+    /// running in several; `chain` lists the services from the outermost, each with its lifetime.
     case cycle(chain: [String])
     /// An app service read a scope service while it was being built: it would hold one
     /// request's resource for the life of the application.

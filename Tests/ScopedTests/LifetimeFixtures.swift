@@ -40,6 +40,30 @@ final class LifetimeProbe: Sendable {
 extension ScopedValues {
     @Entry var probe: LifetimeProbe? = nil
     @Entry var serviceLabel: String = "default label"
+    @Entry var barrier: Barrier? = nil
+}
+
+/// Holds every party until all have arrived, so that constructions overlap for certain; once
+/// open, it stays open.
+final class Barrier: Sendable {
+    private let state: Mutex<(remaining: Int, waiters: [CheckedContinuation<Void, Never>])>
+
+    init(parties: Int) { state = Mutex((parties, [])) }
+
+    func arrive() async {
+        await withCheckedContinuation { continuation in
+            let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.remaining -= 1
+                guard state.remaining <= 0 else {
+                    state.waiters.append(continuation)
+                    return []
+                }
+                defer { state.waiters = [] }
+                return state.waiters + [continuation]
+            }
+            for waiter in released { waiter.resume() }
+        }
+    }
 }
 
 /// A built service: records its name and the label it saw when built.
@@ -125,6 +149,45 @@ enum CycleAKey: ScopedServiceKey {
 enum CycleBKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Resource { try await ScopedValues.current[CycleAKey.self] }
+}
+
+/// Two app services that need each other, built from two tasks at once: each task builds one
+/// and then waits for the other's.
+enum CrossTaskCycleAKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource {
+        await ScopedValues.current.barrier?.arrive()
+        return try await ScopedValues.current[CrossTaskCycleBKey.self]
+    }
+}
+
+enum CrossTaskCycleBKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource {
+        await ScopedValues.current.barrier?.arrive()
+        return try await ScopedValues.current[CrossTaskCycleAKey.self]
+    }
+}
+
+/// Two app services built at once that both need a third: waiting, but no cycle.
+enum DiamondLeftKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource {
+        await ScopedValues.current.barrier?.arrive()
+        return try await ScopedValues.current[DiamondSharedKey.self]
+    }
+}
+
+enum DiamondRightKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Resource {
+        await ScopedValues.current.barrier?.arrive()
+        return try await ScopedValues.current[DiamondSharedKey.self]
+    }
+}
+
+enum DiamondSharedKey: ProbedResourceKey {
+    static let lifetime = ScopedLifetime.app
 }
 
 struct ConstructionFailure: Error {}

@@ -156,6 +156,55 @@ struct LifetimeTests {
         #expect(error == .cycle(chain: ["cycleA (app)", "cycleB (app)", "cycleA (app)"]))
     }
 
+    /// Each task builds one service and waits for the other's: without detection neither would
+    /// ever finish. The second to wait sees the cycle; the first gets its error through the
+    /// construction it waited for.
+    @Test func cycleAcrossTasksIsRefusedInsteadOfDeadlocking() async throws {
+        let root = ScopeRoot { $0.barrier = Barrier(parties: 2) }
+        @Sendable func error<K: ScopedServiceKey>(reading key: K.Type) async -> ScopedError? {
+            do {
+                _ = try await root.withScope { try await ScopedValues.current[key] }
+                return nil
+            } catch {
+                return error as? ScopedError
+            }
+        }
+        // Unstructured tasks and a deadline, so that a deadlock fails the test instead of hanging it.
+        final class Finished: Sendable { let errors = Mutex<[ScopedError?]>([]) }
+        let finished = Finished()
+        Task { let result = await error(reading: CrossTaskCycleAKey.self); finished.errors.withLock { $0.append(result) } }
+        Task { let result = await error(reading: CrossTaskCycleBKey.self); finished.errors.withLock { $0.append(result) } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while finished.errors.withLock({ $0.count }) < 2 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let errors = finished.errors.withLock { $0 }
+        try #require(errors.count == 2, "the two constructions deadlocked")
+        let cycles = [
+            ScopedError.cycle(chain: ["crossTaskCycleA (app)", "crossTaskCycleB (app)", "crossTaskCycleA (app)"]),
+            ScopedError.cycle(chain: ["crossTaskCycleB (app)", "crossTaskCycleA (app)", "crossTaskCycleB (app)"]),
+        ]
+        #expect(errors[0] == errors[1])
+        #expect(errors[0].map(cycles.contains) == true)
+        // Nothing stays half-built: a later read fails the same way instead of hanging.
+        #expect(await error(reading: CrossTaskCycleAKey.self) != nil)
+        await root.shutdown()
+    }
+
+    @Test func concurrentConstructionsSharingADependencyAreNotACycle() async throws {
+        let probe = LifetimeProbe()
+        let root = ScopeRoot {
+            $0.barrier = Barrier(parties: 2)
+            $0.probe = probe
+        }
+        async let left = root.withScope { try await ScopedValues.current[DiamondLeftKey.self] }
+        async let right = root.withScope { try await ScopedValues.current[DiamondRightKey.self] }
+        let (l, r) = try await (left, right)
+        #expect(l.name == "diamondShared" && r.name == "diamondShared")
+        #expect(probe.builds(of: "diamondShared") == 1)
+        await root.shutdown()
+    }
+
     @Test func scopeServiceOutsideAnyScopeIsAnError() async throws {
         let error = try await #require(throws: ScopedError.self) {
             _ = try await ScopedValues.current[SessionKey.self]

@@ -4,11 +4,15 @@ struct ConstructionChain: Sendable {
     struct Link: Sendable {
         let key: any ScopedServiceKey.Type
         let lifetime: ScopedLifetime
+        /// The construction this link stands for, once the current task has become its builder.
+        var construction: Construction?
 
         init<K: ScopedServiceKey>(_ key: K.Type) {
             self.key = key
             self.lifetime = K.lifetime
         }
+
+        var label: String { "\(key.name) (\(lifetime))" }
     }
 
     @TaskLocal static var current = ConstructionChain()
@@ -32,7 +36,10 @@ struct ConstructionChain: Sendable {
         }
     }
 
+    /// The constructions the current task is inside, outermost first.
+    var constructions: [Construction] { links.compactMap(\.construction) }
+
     private func describe(with link: Link) -> [String] {
-        (links + [link]).map { "\($0.key.name) (\($0.lifetime))" }
+        (links + [link]).map(\.label)
     }
 }

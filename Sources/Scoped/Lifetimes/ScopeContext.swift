@@ -7,7 +7,7 @@ import Synchronization
 @usableFromInline
 package final class ScopeContext: Sendable {
     private enum Slot {
-        case building([CheckedContinuation<AnyValueBox, any Error>])
+        case building(Construction, [CheckedContinuation<AnyValueBox, any Error>])
         case built(AnyValueBox)
     }
 
@@ -96,19 +96,28 @@ package final class ScopeContext: Sendable {
         }) {
             return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
         }
-        let link = ConstructionChain.Link(key)
+        var link = ConstructionChain.Link(key)
         let chain = ConstructionChain.current
         try chain.check(link)
         while true {
-            let node = try state.withLock { state -> ScopeNodeBuffer? in
-                if state.index(of: id) != nil { return nil }
+            let (node, builder) = try state.withLock { state -> (ScopeNodeBuffer?, Construction?) in
+                if let index = state.index(of: id) {
+                    guard case .building(let builder, _) = state.entries[index].slot else { return (nil, nil) }
+                    return (nil, builder)
+                }
                 guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: K.name) }
-                state.entries.append(Entry(id: id, slot: .building([])))
-                return node
+                let construction = Construction(label: link.label)
+                link.construction = construction
+                state.entries.append(Entry(id: id, slot: .building(construction, [])))
+                return (node, nil)
             }
             if let node {
                 return try await build(key, with: ScopeNode(node), chain: chain.appending(link))
             }
+            // A task that is itself building waits only where that cannot close a cycle.
+            let waiting = builder == nil ? [] : chain.constructions
+            if let builder, !waiting.isEmpty { try ConstructionGraph.beginWait(waiting, for: builder) }
+            defer { if let builder, !waiting.isEmpty { ConstructionGraph.endWait(waiting, for: builder) } }
             do {
                 let box = try await withCheckedThrowingContinuation { continuation in
                     let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
@@ -116,9 +125,9 @@ package final class ScopeContext: Sendable {
                         switch state.entries[index].slot {
                         case .built(let box):
                             return .success(box)
-                        case .building(var waiters):
+                        case .building(let builder, var waiters):
                             waiters.append(continuation)
-                            state.entries[index].slot = .building(waiters)
+                            state.entries[index].slot = .building(builder, waiters)
                             return nil
                         }
                     }
@@ -146,7 +155,7 @@ package final class ScopeContext: Sendable {
             let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
                 guard let index = state.index(of: id) else { return [] }
                 defer { state.entries.remove(at: index) }
-                if case .building(let waiters) = state.entries[index].slot { return waiters }
+                if case .building(_, let waiters) = state.entries[index].slot { return waiters }
                 return []
             }
             for waiter in waiters { waiter.resume(throwing: error) }
@@ -156,7 +165,7 @@ package final class ScopeContext: Sendable {
         let (waiters, isClosed) = state.withLock { state in
             var waiters: [CheckedContinuation<AnyValueBox, any Error>] = []
             guard let index = state.index(of: id) else { return (waiters, true) }
-            if case .building(let building) = state.entries[index].slot { waiters = building }
+            if case .building(_, let building) = state.entries[index].slot { waiters = building }
             if state.isClosed {
                 state.entries.remove(at: index)
             } else {
