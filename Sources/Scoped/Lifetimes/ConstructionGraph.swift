@@ -4,10 +4,12 @@ import Synchronization
 /// that construction is, through other tasks, waiting for this one: a cycle across tasks, which
 /// would otherwise never finish.
 final class Construction: Sendable {
-    /// `name (lifetime)`, as cycle errors show it.
-    let label: String
+    let link: ConstructionChain.Link
 
-    init(label: String) { self.label = label }
+    init(_ link: ConstructionChain.Link) { self.link = link }
+
+    /// `name (lifetime)`, as cycle errors show it; built only for an error.
+    var label: String { link.label }
 }
 
 /// Which constructions wait for which, across every task. A construction waits for another

@@ -106,7 +106,7 @@ package final class ScopeContext: Sendable {
                     return (nil, builder)
                 }
                 guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: K.name) }
-                let construction = Construction(label: link.label)
+                let construction = Construction(link)
                 link.construction = construction
                 state.entries.append(Entry(id: id, slot: .building(construction, [])))
                 return (node, nil)
