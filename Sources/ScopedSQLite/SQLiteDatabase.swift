@@ -119,15 +119,10 @@ public final class SQLiteDatabase: Sendable {
     /// when it returns, rolled back when it throws.
     public func write<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
         let connection = try await beginWrite()
-        defer { releaseWriter(connection) }
-        do {
-            let result = try body(connection)
-            try connection.executeScript("COMMIT")
-            return result
-        } catch {
-            try? connection.executeScript("ROLLBACK")
-            throw error
-        }
+        defer { releaseWriter(connection) }  // Rolls back whatever did not commit.
+        let result = try body(connection)
+        try connection.executeScript("COMMIT")
+        return result
     }
 
     /// Leases a reader and begins a read transaction on it; the caller ends the transaction

@@ -109,17 +109,8 @@ public final class SQLiteSession: Sendable {
             defer { database.releaseReader(connection) }
             try connection.executeScript("COMMIT")
         case .writer(let connection):
-            defer { database.releaseWriter(connection) }
-            guard outcome.isSuccess else {
-                try connection.executeScript("ROLLBACK")
-                return
-            }
-            do {
-                try connection.executeScript("COMMIT")
-            } catch {
-                if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
-                throw error
-            }
+            defer { database.releaseWriter(connection) }  // Rolls back a commit that failed.
+            try connection.executeScript(outcome.isSuccess ? "COMMIT" : "ROLLBACK")
         }
     }
 }

@@ -21,8 +21,12 @@ enum ConstructionGraph {
     /// now waits for `target`, unless `target` already waits, directly or through others, for
     /// one of them.
     ///
+    /// A task that is building nothing cannot close a cycle: with `waiting` empty, nothing is
+    /// checked or recorded.
+    ///
     /// - Throws: ``ScopedError/cycle(chain:)`` naming the constructions around the cycle.
     static func beginWait(_ waiting: [Construction], for target: Construction) throws {
+        guard !waiting.isEmpty else { return }
         try waits.withLock { waits in
             if let path = path(from: target, toAnyOf: waiting, in: waits) {
                 let start = waiting.firstIndex { $0 === path.last! }!
@@ -35,6 +39,7 @@ enum ConstructionGraph {
 
     /// Removes what ``beginWait(_:for:)`` recorded.
     static func endWait(_ waiting: [Construction], for target: Construction) {
+        guard !waiting.isEmpty else { return }
         waits.withLock { waits in
             for construction in waiting {
                 let id = ObjectIdentifier(construction)

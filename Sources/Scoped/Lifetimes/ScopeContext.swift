@@ -116,8 +116,8 @@ package final class ScopeContext: Sendable {
             }
             // A task that is itself building waits only where that cannot close a cycle.
             let waiting = builder == nil ? [] : chain.constructions
-            if let builder, !waiting.isEmpty { try ConstructionGraph.beginWait(waiting, for: builder) }
-            defer { if let builder, !waiting.isEmpty { ConstructionGraph.endWait(waiting, for: builder) } }
+            if let builder { try ConstructionGraph.beginWait(waiting, for: builder) }
+            defer { if let builder { ConstructionGraph.endWait(waiting, for: builder) } }
             do {
                 let box = try await withCheckedThrowingContinuation { continuation in
                     let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
