@@ -110,7 +110,11 @@ public final class SQLiteSession: Sendable {
             try connection.executeScript("COMMIT")
         case .writer(let connection):
             defer { database.releaseWriter(connection) }  // Rolls back a commit that failed.
-            try connection.executeScript(outcome.isSuccess ? "COMMIT" : "ROLLBACK")
+            if outcome.isSuccess {
+                try connection.executeScript("COMMIT")
+            } else {
+                try connection.executeScript("ROLLBACK")
+            }
         }
     }
 }
