@@ -61,8 +61,7 @@ enum ReliabilitySuite {
                 broken.check("could not run: \(error)", target: "runs", false)
                 result = broken
             }
-            let elapsed = (ContinuousClock.now - start).components
-            let seconds = String(format: "%.1f", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)
+            let seconds = String(format: "%.1f", (ContinuousClock.now - start).inSeconds)
             let name = result.name.padding(toLength: 12, withPad: " ", startingAt: 0)
             say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
             if !result.passed { failed.append(result.name) }

@@ -169,12 +169,6 @@ enum BadInputScenario {
         return result
     }
 
-    struct Movie: Decodable, Equatable {
-        var id: Int
-        var title: String
-        var director: String?
-    }
-
     private static func check(_ response: HTTPResponse, against testCase: Case) -> String? {
         guard response.status == testCase.status else {
             return "\(response.status) instead of \(testCase.status): \(response.text.prefix(200))"

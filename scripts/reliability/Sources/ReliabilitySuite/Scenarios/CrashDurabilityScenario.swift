@@ -33,7 +33,7 @@ enum CrashDurabilityScenario {
                         let response = try connection!.perform(
                             HTTPRequest("POST", "/movies", json: #"{"title":"\#(title)","year":1999}"#)
                         )
-                        guard response.status == 201, let movie = try? response.json(CreatedMovie.self) else { continue }
+                        guard response.status == 201, let movie = try? response.json(Movie.self) else { continue }
                         acknowledged.withLock { $0[movie.id] = movie.title }
                     } catch {
                         connection = nil  // Killed mid-request: this write was never acknowledged.
@@ -76,10 +76,5 @@ enum CrashDurabilityScenario {
             unsound.isEmpty
         )
         return result
-    }
-
-    struct CreatedMovie: Decodable {
-        var id: Int
-        var title: String
     }
 }

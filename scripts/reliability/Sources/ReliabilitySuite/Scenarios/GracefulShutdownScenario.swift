@@ -55,7 +55,7 @@ enum GracefulShutdownScenario {
             while true {
                 let due = start + .milliseconds(Int((phase + Double(number) / perThread) * 1000))
                 let now = ContinuousClock.now
-                if due > now { Thread.sleep(forTimeInterval: Double((due - now).components.attoseconds) / 1e18 + Double((due - now).components.seconds)) }
+                if due > now { Thread.sleep(forTimeInterval: (due - now).inSeconds) }
                 if signalled.load(ordering: .relaxed) && !server.isRunning { break }
                 if ContinuousClock.now - start > loadFor + .seconds(drainBound + 5) { break }
                 number += 1
@@ -93,7 +93,7 @@ enum GracefulShutdownScenario {
         result.check("accepted requests that failed \(failed)", target: "0", failed == 0)
         if failed > 0 { result.report("first: \(lost.first.map { "\($0) stored but unanswered" } ?? tally.example("failed"))") }
         let status = exitStatus.withLock { $0 }
-        let seconds = exitedAfter.withLock { $0 }.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? .infinity
+        let seconds = exitedAfter.withLock { $0 }.map(\.inSeconds) ?? .infinity
         result.check("exit code \(status.map(String.init) ?? "none")", target: "0", status == 0)
         result.check(String(format: "exit %.2f s after SIGTERM", seconds), target: "≤ \(drainBound) s (shutdown.timeout)", seconds <= Double(drainBound))
         return result

@@ -15,7 +15,7 @@ enum ProductionLockdownScenario {
         var productionIDs: [Int] = []
         for index in 1...3 {
             let created = try connection.perform(HTTPRequest("POST", "/movies", json: #"{"title":"production-\#(index)","year":2020}"#))
-            guard created.status == 201, let movie = try? created.json(BadInputScenario.Movie.self) else {
+            guard created.status == 201, let movie = try? created.json(Movie.self) else {
                 throw SuiteError("cannot create a production movie: \(created.status) \(created.text)")
             }
             productionIDs.append(movie.id)

@@ -40,7 +40,7 @@ enum WriterContentionScenario {
                     switch response.status {
                     case 201:
                         tally.add("created")
-                        if let movie = try? response.json(BadInputScenario.Movie.self) {
+                        if let movie = try? response.json(Movie.self) {
                             acknowledged.withLock { $0[movie.id] = movie.title }
                         }
                     case 503: tally.add("busy")

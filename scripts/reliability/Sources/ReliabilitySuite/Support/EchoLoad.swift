@@ -56,7 +56,7 @@ struct EchoLoad {
             }
         }
         let elapsed = ContinuousClock.now - start
-        return (tally, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return (tally, elapsed.inSeconds)
     }
 
     /// What is wrong with `response`, or nil when it names request `id` and its override only.

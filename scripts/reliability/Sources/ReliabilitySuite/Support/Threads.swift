@@ -30,3 +30,8 @@ extension Int {
     /// `100000` as `100,000`.
     var grouped: String { formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
 }
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
