@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import CompilerPluginSupport
 import PackageDescription
 
@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
     ],
     targets: [
         .macro(
@@ -54,8 +57,11 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // The reliability suite (scripts/reliability/run): drives the built ExampleServer.
@@ -64,13 +70,20 @@ let package = Package(
             dependencies: ["Scoped", "ScopedSQLite", "CSQLite"],
             path: "scripts/reliability/Sources/ReliabilitySuite"
         ),
-        .testTarget(name: "ScopedTests", dependencies: ["Scoped"]),
+        // Helpers shared by the test targets: temporary folders, one-shot signals, log capture.
+        .target(
+            name: "ScopedTestSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            path: "Tests/ScopedTestSupport"
+        ),
+        .testTarget(name: "ScopedTests", dependencies: ["Scoped", "ScopedTestSupport"]),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
-        .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting"]),
+        .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting", "ScopedTestSupport"]),
         .testTarget(
             name: "ScopedHummingbirdTests",
             dependencies: [
                 "ScopedHummingbird",
+                "ScopedTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -80,8 +93,10 @@ let package = Package(
             dependencies: [
                 "ExampleServer",
                 "ScopedTesting",
+                "ScopedTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -95,3 +110,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The upcoming features swift-log and swift-configuration build with, on every target.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(contentsOf: [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+    ])
+    target.swiftSettings = settings
+}

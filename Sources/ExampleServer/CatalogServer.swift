@@ -6,6 +6,7 @@ import ScopedHummingbird
 import ScopedSQLite
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// Assembles the movie catalog service: the application root, the router, and the server.
 enum CatalogServer {
@@ -38,26 +39,27 @@ enum CatalogServer {
         }
     }
 
-    /// The router: request scopes around every route, the catalog, health and debug routes.
+    /// The router: a request ID, a log line, an API error and a request scope around every
+    /// route; the catalog, health, OpenAPI and debug routes.
     static func makeRouter(root: ScopeRoot, configuration: AppConfiguration) -> Router<BasicRequestContext> {
         let router = Router()
+        let table = RouteTable()
         let ignoredOverride = Mutex(false)
-        router.add(
-            middleware: RequestScopeMiddleware(
-                root: root,
-                update: { values, request, context in
-                    try applyOverrideRule(configuration, to: &values, request: request, logger: context.logger, ignoredOverride: ignoredOverride)
-                },
-                errorResponse: { error, _, context, requestID in
-                    JSONResponse.error(error, requestID: requestID, logger: context.logger)
-                }
-            )
-        )
+        router.add(middleware: RequestIDMiddleware())
         router.add(middleware: RequestLogMiddleware(level: .debug))
-        router.get("/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
-        MovieController<BasicRequestContext>().addRoutes(to: router)
+        router.add(middleware: APIErrorMiddleware(routes: table))
+        router.add(
+            middleware: RequestScopeMiddleware(root: root) { values, request, context in
+                // A request that may write runs every statement in one write transaction.
+                values.sqliteTransactionMode = request.method == .get || request.method == .head ? .deferred : .immediate
+                try applyOverrideRule(configuration, to: &values, request: request, logger: context.logger, ignoredOverride: ignoredOverride)
+            }
+        )
+        let routes = RouteRecorder(router: router, table: table)
+        routes.on(.get, "/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        MovieController<BasicRequestContext>().addRoutes(to: routes)
         if configuration.debugRoutes {
-            DebugRoutes.add(to: router, root: root)
+            DebugRoutes.add(to: routes, root: root)
         }
         return router
     }
@@ -97,7 +99,8 @@ enum CatalogServer {
     ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(root: root, configuration: configuration),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "ExampleServer"),
+            server: .http1(configuration: configuration.http1),
+            configuration: configuration.server,
             onServerRunning: { channel in
                 logger.notice("Listening on \(channel.localAddress?.description ?? "?") (profile \(configuration.profile.rawValue))")
             },

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import ScopedHummingbird
 
 /// `swift run ExampleServer`: the movie catalog on Hummingbird, SQLite and Scoped.
 @main
@@ -15,14 +14,11 @@ enum ExampleServer {
             exit(1)
         }
         let level = configuration.logLevel
-        LoggingSystem.bootstrap(
-            { label, metadataProvider in
-                var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
-                handler.logLevel = level
-                return handler
-            },
-            metadataProvider: .scopedRequestID
-        )
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         let logger = Logger(label: "ExampleServer")
         do {
             try await CatalogServer.run(configuration, logger: logger)

@@ -1,3 +1,12 @@
+// Naming in this module:
+// - `Scoped…` names what a user declares, reads or provides: `ScopedKey`, `ScopedValues`,
+//   `ScopedServiceKey`, `ScopedLifetime`, `ScopedVariants`, `ScopedError`, the `@Scoped`
+//   property wrapper and `withScopedValues`.
+// - `Scope…` names a scope itself and what happens to one: `ScopeRoot`, `ScopeOutcome`,
+//   `ScopeCloseError`, `ScopeDescription`, `ScopeProblem`, `withScope`; and the engine's
+//   `ScopeContext`, `ScopeRegistry` and `ScopeNode`.
+// - `Entry…` names what diagnostics say about one entry: `EntryKind`, `EntryOrigin`.
+
 /// A property wrapper that reads a value from the scope the code runs in.
 ///
 /// It works like SwiftUI's `@Environment`: the value is read each time the property is

@@ -69,10 +69,7 @@ public struct ScopedValues: Sendable {
         @inlinable get {
             // The table stores a `K.Value` for `K`; only this subscript writes it.
             if let value = node.value(for: ObjectIdentifier(key), as: K.Value.self) { return value }
-            if let observer = node.testObserver, let testValue = K.testValue {
-                observer.readLiveDefault(Self.entryName(of: key))
-                return testValue
-            }
+            if let observer = node.observer { return observer.defaultValue(for: key) }
             return K.defaultValue
         }
         @inlinable set {
@@ -82,11 +79,23 @@ public struct ScopedValues: Sendable {
 
     /// Stores `value` under `key`, copying the node first unless it is uniquely ours and has room.
     @inlinable
-    mutating func store<V>(_ value: V, for key: Any.Type, kind: EntryKind) {
+    mutating func store<V: Sendable>(
+        _ value: V,
+        for key: Any.Type,
+        kind: EntryKind,
+        lifetime: ScopedLifetime? = nil
+    ) {
         if !node.isUnique() || !node.hasRoomForOneMore {
             node = node.copy(extra: 4, depth: node.depth, scope: node.scope)
         }
-        let entry = StoredEntry(keyType: key, valueType: V.self, kind: kind, origin: origin, variant: variant)
+        let entry = StoredEntry(
+            keyType: key,
+            valueType: V.self,
+            kind: kind,
+            lifetime: lifetime,
+            origin: origin,
+            variant: variant
+        )
         node.set(value, for: ObjectIdentifier(key), entry: entry)
     }
 
@@ -112,61 +121,6 @@ public struct ScopedValues: Sendable {
     public func require<T: Sendable>(_ type: T.Type) throws -> T {
         guard let object = object(type) else { throw ScopedError.missingObject(type: String(reflecting: type)) }
         return object
-    }
-
-    /// The service for `key`, built on first use by the scope that owns it.
-    ///
-    /// An instance set with ``set(_:to:)`` wins. Otherwise an ``ScopedLifetime/app`` service
-    /// is built once by the application root, and a ``ScopedLifetime/scope`` service once by
-    /// the innermost scope opened with `withScope`.
-    ///
-    /// - Throws: what the service's construction throws, or a ``ScopedError`` for a cycle, a
-    ///   captive dependency, or a scoped service read outside any scope.
-    public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
-        get async throws {
-            // Only `set(_:to:)` stores under a service key, always a `K.Value`.
-            if let value = node.value(for: ObjectIdentifier(key), as: K.Value.self) { return value }
-            switch K.lifetime {
-            case .app:
-                return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
-            case .scope:
-                guard let scope, scope.lifetime == .scope else {
-                    try ConstructionChain.current.check(.init(key))
-                    throw ScopedError.outsideScope(entry: K.name)
-                }
-                return try await scope.service(key)
-            }
-        }
-    }
-
-    /// Provides the service for `key` from outside: reads in this scope and below return
-    /// `value` instead of building one, and no scope closes it.
-    public mutating func set<K: ScopedServiceKey>(_ key: K.Type, to value: K.Value) {
-        store(value, for: key, kind: EntryKind(K.lifetime))
-    }
-
-    /// Applies changes chosen by configuration; diagnostics show their origin as
-    /// ``EntryOrigin/configuration``.
-    public mutating func configure(_ body: (inout ScopedValues) throws -> Void) rethrows {
-        let saved = stamp
-        stamp = .configuration
-        defer { stamp = saved }
-        try body(&self)
-    }
-
-    /// Sets `entry` to its variant named `variant`, registered on the application root.
-    ///
-    /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` naming the variants that
-    ///   exist, when the root registered no such variant.
-    public mutating func selectVariant(_ variant: String, of entry: String) throws {
-        let variants = scope?.registry.variants ?? ScopedVariants()
-        guard let apply = variants.variant(variant, of: entry) else {
-            throw ScopedError.unknownVariant(entry: entry, variant: variant, known: variants.names(of: entry))
-        }
-        let saved = self.variant
-        self.variant = variant
-        defer { self.variant = saved }
-        apply(&self)
     }
 
     /// The name diagnostics show for a key: the property name for `@Entry` keys, else the type.

@@ -1,23 +1,10 @@
-import Logging
-import Scoped
+public import Scoped
 
 extension ScopedValues {
     /// The current request's ID, set by ``RequestScopeMiddleware``; `nil` outside a request.
-    @Entry public var requestID: String? = nil
-
-    /// The current request's logger.
-    @Entry public var logger: Logger = Logger(label: "scoped")
-}
-
-extension Logger.MetadataProvider {
-    /// Adds `request_id` to every log line written inside a request scope, read from the scope
-    /// when the line is written:
     ///
-    /// ```swift
-    /// LoggingSystem.bootstrap(StreamLogHandler.standardError, metadataProvider: .scopedRequestID)
-    /// ```
-    public static let scopedRequestID = Logger.MetadataProvider {
-        guard let id = ScopedValues.current.requestID else { return [:] }
-        return ["request_id": .string(id)]
-    }
+    /// It is the ID Hummingbird's logger carries as `hb.request.id` (after
+    /// ``RequestIDMiddleware`` accepted a client's `X-Request-ID`), so a log line written with
+    /// the request's logger or `Logger.current` names the same request.
+    @Entry public var requestID: String? = nil
 }

@@ -1,15 +1,17 @@
 import CSQLite
 
-/// One connection to a database file, with its own cache of prepared statements.
+/// One connection to a database file, with its own cache of prepared statements. Internal:
+/// clients reach it only through a borrowed ``SQLiteTransaction`` or a ``SQLiteSession``.
 ///
-/// A connection is used by one task at a time: ``SQLiteDatabase`` hands it out through a lease
-/// and takes it back. `@unchecked Sendable` because of that exclusive hand-over; the connection
-/// is opened with `SQLITE_OPEN_NOMUTEX` and never used by two tasks at once.
-public final class SQLiteConnection: @unchecked Sendable {
+/// `@unchecked Sendable`: it is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be used by
+/// two tasks at once. Its ``AsyncPool`` makes that true: a connection is leased to one holder
+/// at a time (a session, which serializes its own statements, or a `read`/`write` call) and
+/// taken back before it is leased again; nothing outside this module can hold one.
+final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
     /// The file the connection is open on.
-    public let path: String
+    let path: String
 
     /// Opens `path` with the given `sqlite3_open_v2` flags.
     init(path: String, flags: Int32) throws {
@@ -41,7 +43,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs `sql`, which may hold several statements and no bound values (schema, pragmas).
-    public func executeScript(_ sql: String) throws {
+    func executeScript(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &message)
         if result != SQLITE_OK {
@@ -53,7 +55,7 @@ public final class SQLiteConnection: @unchecked Sendable {
 
     /// Runs a statement that returns no rows; returns the number of rows it changed.
     @discardableResult
-    public func execute(_ sql: SQL) throws -> Int {
+    func execute(_ sql: SQL) throws -> Int {
         try withStatement(sql) { statement in
             while try step(statement, sql: sql) {}
         }
@@ -61,7 +63,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs a query and returns every row.
-    public func query(_ sql: SQL) throws -> [SQLiteRow] {
+    func query(_ sql: SQL) throws -> [SQLiteRow] {
         try withStatement(sql) { statement in
             let count = sqlite3_column_count(statement)
             let columns = (0..<count).map { String(cString: sqlite3_column_name(statement, $0)) }
@@ -74,12 +76,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs a query and decodes every row into `T`.
-    public func query<T: Decodable>(_ sql: SQL, as type: T.Type) throws -> [T] {
+    func query<T: Decodable>(_ sql: SQL, as type: T.Type) throws -> [T] {
         try query(sql).map { try $0.decode(type) }
     }
 
     /// Runs a query and returns the first column of the first row, if there is one.
-    public func scalar<T: SQLiteBindable>(_ sql: SQL, as type: T.Type = T.self) throws -> T? {
+    func scalar<T: SQLiteBindable>(_ sql: SQL, as type: T.Type = T.self) throws -> T? {
         try withStatement(sql) { statement in
             guard try step(statement, sql: sql) else { return nil }
             return T(sqliteValue: column(statement, 0))
@@ -87,10 +89,10 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// The row ID of the most recent successful insert on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether a transaction is open on this connection.
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// The number of statements this connection has prepared and cached.
     var cachedStatementCount: Int { statements.count }

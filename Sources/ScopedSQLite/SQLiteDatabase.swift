@@ -106,21 +106,21 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Runs `body` on a reader connection inside one read transaction: a consistent snapshot.
-    public func read<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
+    public func read<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
         let connection = try await beginRead()
         defer {
             try? connection.executeScript("COMMIT")
             releaseReader(connection)
         }
-        return try body(connection)
+        return try body(SQLiteTransaction(connection))
     }
 
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction: committed
     /// when it returns, rolled back when it throws.
-    public func write<R: Sendable>(_ body: (SQLiteConnection) throws -> R) async throws -> R {
+    public func write<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
         let connection = try await beginWrite()
         defer { releaseWriter(connection) }  // Rolls back whatever did not commit.
-        let result = try body(connection)
+        let result = try body(SQLiteTransaction(connection))
         try connection.executeScript("COMMIT")
         return result
     }

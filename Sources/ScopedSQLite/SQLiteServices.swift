@@ -1,8 +1,12 @@
-import Scoped
+public import Scoped
 
 extension ScopedValues {
     /// How to open the application's database; set it on the application root.
     @Entry public var sqliteConfiguration: SQLiteConfiguration? = nil
+
+    /// How the scope's ``SQLiteSession`` begins its transaction; set it where a scope opens
+    /// (``SQLiteTransactionMode/immediate`` for a request that writes).
+    @Entry public var sqliteTransactionMode: SQLiteTransactionMode = .deferred
 
     /// The application's database: opened once per root from ``sqliteConfiguration``, on first
     /// use, and closed when the root shuts down.
@@ -10,8 +14,9 @@ extension ScopedValues {
         get async throws { try await self[SQLiteDatabaseKey.self] }
     }
 
-    /// The current scope's database session: one transaction, committed when the scope ends
-    /// well and rolled back otherwise.
+    /// The current scope's database session, committed when the scope ends well and rolled
+    /// back otherwise; one transaction unless ``sqliteTransactionMode`` is deferred and it
+    /// reads before it writes.
     public var sqliteSession: SQLiteSession {
         get async throws { try await self[SQLiteSessionKey.self] }
     }
@@ -45,7 +50,8 @@ public enum SQLiteSessionKey: ScopedServiceKey {
     public static var name: String { "sqliteSession" }
 
     public static func makeValue() async throws -> SQLiteSession {
-        SQLiteSession(database: try await ScopedValues.current.database)
+        let values = ScopedValues.current
+        return SQLiteSession(database: try await values.database, mode: values.sqliteTransactionMode)
     }
 
     public static func close(_ session: SQLiteSession, outcome: ScopeOutcome) async throws {

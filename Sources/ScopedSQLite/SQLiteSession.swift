@@ -1,13 +1,18 @@
-import Scoped
+public import Scoped
 import Synchronization
 
-/// A request's unit of work on the database: one transaction on one connection, leased on
-/// first use, committed when the request's scope ends well and rolled back otherwise.
+/// A request's unit of work on the database: a connection leased on first use, and a
+/// transaction committed when the request's scope ends well and rolled back otherwise.
 ///
-/// Read it from the scope with `try await ScopedValues.current.sqliteSession`. A session that
-/// only reads leases a reader; its first write leases the writer and begins `BEGIN IMMEDIATE`
-/// (ending any read transaction first). Statements of one session run one at a time, even
-/// from concurrent child tasks.
+/// Read it from the scope with `try await ScopedValues.current.sqliteSession`. Its
+/// ``SQLiteTransactionMode`` decides how many transactions that is:
+/// - ``SQLiteTransactionMode/immediate``: one `BEGIN IMMEDIATE` transaction on the writer for
+///   every statement, so what the request read cannot change before it writes.
+/// - ``SQLiteTransactionMode/deferred`` (the default): a session that only reads holds one
+///   read transaction on a reader and never the write lock; its first write ends that
+///   transaction and continues in a second, `BEGIN IMMEDIATE` on the writer.
+///
+/// Statements of one session run one at a time, even from concurrent child tasks.
 public final class SQLiteSession: Sendable {
     private enum Lease {
         case reader(SQLiteConnection)
@@ -15,13 +20,16 @@ public final class SQLiteSession: Sendable {
     }
 
     private let database: SQLiteDatabase
+    /// How the session begins its transaction.
+    public let mode: SQLiteTransactionMode
     private let lease = Mutex<Lease?>(nil)
     /// Serializes the session's statements: one permit.
     private let turn = AsyncPool<Int>([0])
 
     /// Creates a session on `database`; it leases nothing until its first statement.
-    public init(database: SQLiteDatabase) {
+    public init(database: SQLiteDatabase, mode: SQLiteTransactionMode = .deferred) {
         self.database = database
+        self.mode = mode
     }
 
     /// Runs a query and returns its rows.
@@ -70,7 +78,7 @@ public final class SQLiteSession: Sendable {
     ) async throws -> R {
         _ = try await turn.acquire()
         defer { turn.release(0) }
-        let connection = try await connection(writing: writing)
+        let connection = try await connection(writing: writing || mode == .immediate)
         return try body(connection)
     }
 

@@ -1,5 +1,5 @@
-import Scoped
-import Testing
+public import Scoped
+public import Testing
 
 /// A Swift Testing trait that runs a test, or every test of a suite, in a fresh test scope
 /// with entries overridden.
@@ -25,10 +25,12 @@ public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
     /// Applies to every test in a suite, not once to the suite.
     public var isRecursive: Bool { true }
 
+    /// Runs each test case in a test scope changed by this trait's update.
+    @concurrent
     public func provideScope(
         for test: Test,
         testCase: Test.Case?,
-        performing function: @Sendable () async throws -> Void
+        performing function: @concurrent @Sendable () async throws -> Void
     ) async throws {
         guard testCase != nil else {
             try await function()

@@ -1,4 +1,4 @@
-import Scoped
+public import Scoped
 
 /// Runs `operation` in a fresh test scope: a new application root built from defaults and
 /// `update`, and a scope opened on it, closed and shut down when the operation ends.
@@ -25,8 +25,8 @@ public func withTestScope<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async throws -> R {
-    let observer = TestScopeObserver(onLiveDefaultRead: liveDefaultRecorder())
-    let root = ScopeRoot(registry: ScopeRegistry(testObserver: observer)) { _ in }
+    let observer = DefaultReadObserver(onLiveDefaultRead: liveDefaultRecorder())
+    let root = ScopeRoot(registry: ScopeRegistry(observer: observer)) { _ in }
     do {
         let result = try await root.withScope(update, isolation: isolation, operation: operation)
         await root.shutdown()
@@ -39,5 +39,5 @@ public func withTestScope<R>(
 
 extension ScopedValues {
     /// Whether these values belong to a test scope opened by `withTestScope` or the `.scoped` trait.
-    public var isTestScope: Bool { scope?.registry.testObserver != nil }
+    public var isTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
 }

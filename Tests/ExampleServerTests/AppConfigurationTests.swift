@@ -1,8 +1,12 @@
 import Foundation
+import Hummingbird
+import HummingbirdCore
+import NIOCore
 import ScopedSQLite
 import Testing
 
 @testable import ExampleServer
+import ScopedTestSupport
 
 struct AppConfigurationTests {
     /// A config folder holding one profile file with `contents`.
@@ -15,7 +19,8 @@ struct AppConfigurationTests {
     @Test func developmentProfileIsTheDefaultWithItsOverrideRule() async throws {
         let configuration = try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder])
         #expect(configuration.profile == .development)
-        #expect(configuration.port == 8080)
+        #expect(configuration.server.address == .hostname("127.0.0.1", port: 8080))
+        #expect(configuration.http1.idleTimeout == .seconds(60))
         #expect(configuration.seed)
         #expect(configuration.database.synchronous == .full)
         #expect(configuration.overrideRule == .init(header: "X-Catalog", entry: "movieRepository", variants: ["fixture"]))
@@ -25,6 +30,7 @@ struct AppConfigurationTests {
     @Test func productionProfileHasNoOverrideRuleNoDebugRoutesAndNoSeed() async throws {
         let configuration = try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder, "APP_ENV": "production"])
         #expect(configuration.overrideRule == nil)
+        #expect(configuration.http1.idleTimeout == .seconds(30))
         #expect(!configuration.debugRoutes)
         #expect(!configuration.seed)
     }
@@ -32,15 +38,18 @@ struct AppConfigurationTests {
     @Test func environmentVariablesOverrideTheFile() async throws {
         let configuration = try await AppConfiguration.load(environment: [
             "CONFIG_DIR": repositoryConfigFolder, "HTTP_PORT": "9999", "DATABASE_PATH": "/tmp/x.sqlite", "HTTP_HOST": "127.0.0.2",
+            "HTTP_IDLE_TIMEOUT": "2.5",
         ])
-        #expect(configuration.port == 9999)
-        #expect(configuration.host == "127.0.0.2")
+        #expect(configuration.server.address == .hostname("127.0.0.2", port: 9999))
+        #expect(configuration.http1.idleTimeout == .milliseconds(2500))
         #expect(configuration.database.path == "/tmp/x.sqlite")
     }
 
     @Test(arguments: [
         (["HTTP_PORT": "eighty"], "http.port", "environment variable HTTP_PORT"),
         (["HTTP_PORT": "70000"], "http.port", "environment variable HTTP_PORT"),
+        (["HTTP_IDLE_TIMEOUT": "soon"], "http.idleTimeout", "environment variable HTTP_IDLE_TIMEOUT"),
+        (["HTTP_IDLE_TIMEOUT": "0"], "http.idleTimeout", "environment variable HTTP_IDLE_TIMEOUT"),
         (["DATABASE_SYNCHRONOUS": "sometimes"], "database.synchronous", "environment variable DATABASE_SYNCHRONOUS"),
         (["CATALOG_REPOSITORY": "postgres"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
     ])

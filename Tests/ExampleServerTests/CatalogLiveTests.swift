@@ -8,6 +8,7 @@ import ScopedTesting
 import Testing
 
 @testable import ExampleServer
+import ScopedTestSupport
 
 /// A repository that writes through SQLite and then fails, as a handler failing after its write.
 struct FailingAfterWriteRepository: MovieRepository {
@@ -105,8 +106,8 @@ struct CatalogLiveTests {
                 #expect(entries["movieRepository"]?.variant == "fixture")
                 #expect(entries["movieRepository"]?.origin == .override(depth: 1))
                 #expect(entries["requestID"]?.origin == .override(depth: 1))
-                #expect(entries["database"]?.kind == .app)
-                #expect(entries["sqliteSession"]?.kind == .scope)
+                #expect(entries["database"]?.lifetime == .app)
+                #expect(entries["sqliteSession"]?.lifetime == .scope)
             }
         }
         await root.shutdown()

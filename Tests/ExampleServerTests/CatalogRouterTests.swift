@@ -7,6 +7,7 @@ import ScopedTesting
 import Testing
 
 @testable import ExampleServer
+import ScopedTestSupport
 
 /// Every line of the HTTP contract, against the in-memory fixture swapped in by the trait.
 @Suite(.scoped { $0.movieRepository = InMemoryMovieRepository.fixture() })

@@ -3,25 +3,13 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOFoundationCompat
 import Scoped
 import ScopedSQLite
+import ScopedTestSupport
 import Testing
 
 @testable import ExampleServer
-
-/// A fresh folder under the temporary directory, removed when the value is dropped.
-final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "scoped-server-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appending(path: name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 /// The repository's `Config/` folder.
 let repositoryConfigFolder = URL(filePath: #filePath)

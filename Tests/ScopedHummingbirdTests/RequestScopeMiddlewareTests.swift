@@ -3,7 +3,8 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Scoped
-import ScopedHummingbird
+@testable import ScopedHummingbird
+import ScopedTestSupport
 import Synchronization
 import Testing
 
@@ -30,15 +31,45 @@ enum RequestResourceKey: ScopedServiceKey {
     static func close(_ log: CloseLog, outcome: ScopeOutcome) async throws { log.record(outcome) }
 }
 
+/// Records the status of every error that passes through it, as a metrics or tracing
+/// middleware installed before the request scope would see it.
+final class ErrorStatusRecorder: Sendable {
+    private let statuses = Mutex<[Int]>([])
+    func record(_ status: Int) { statuses.withLock { $0.append(status) } }
+    var all: [Int] { statuses.withLock { $0 } }
+}
+
+struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
+    let recorder: ErrorStatusRecorder
+
+    @concurrent
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            recorder.record(error.status.code)
+            throw error
+        } catch {
+            recorder.record(500)
+            throw error
+        }
+    }
+}
+
 struct RequestScopeMiddlewareTests {
-    private func makeRouter(root: ScopeRoot) -> Router<BasicRequestContext> {
+    private func makeRouter(root: ScopeRoot, recorder: ErrorStatusRecorder = ErrorStatusRecorder()) -> Router<BasicRequestContext> {
         let router = Router()
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: RecordingMiddleware(recorder: recorder))
         router.add(middleware: RequestScopeMiddleware(root: root) { values, request, _ in
+            if request.headers[HTTPField.Name("X-Refuse")!] != nil { throw HTTPError(.forbidden, message: "refused") }
             if let greeting = request.headers[HTTPField.Name("X-Greeting")!] { values.greeting = greeting }
         })
-        router.get("/echo") { _, _ in
+        router.get("/echo") { _, context in
             let values = ScopedValues.current
             _ = try await values[RequestResourceKey.self]
+            context.logger.info("from the context's logger")
+            Logger.current.info("from Logger.current")
             return "\(values.greeting) \(values.requestID ?? "none")"
         }
         router.get("/fail") { _, _ -> String in
@@ -48,52 +79,93 @@ struct RequestScopeMiddlewareTests {
         return router
     }
 
-    @Test func requestsRunInAScopeOfTheRootWithTheirIDAndUpdates() async throws {
+    @Test func aValidIncomingRequestIDIsTheScopesAndTheResponses() async throws {
         let log = CloseLog()
         let root = ScopeRoot { $0.greeting = "hello from root"; $0.closeLog = log }
         try await Application(router: makeRouter(root: root)).test(.router) { client in
-            try await client.execute(uri: "/echo", method: .get, headers: [.requestID: "r-1"]) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/echo", method: .get, headers: [.requestID: "r-1"]) { response in
                 #expect(String(buffer: response.body) == "hello from root r-1")
                 #expect(response.headers[.requestID] == "r-1")
             }
-            try await client.execute(uri: "/echo", method: .get, headers: [HTTPField.Name("X-Greeting")!: "hi"]) { (response: TestResponse) async throws in
-                let id = try #require(response.headers[.requestID])
-                #expect(RequestID.isValid(id))
-                #expect(String(buffer: response.body) == "hi \(id)")
-            }
         }
-        #expect(log.all == ["success", "success"])
+        #expect(log.all == ["success"])
         #expect(root.openScopeCount == 0)
+    }
+
+    @Test(arguments: [nil, "has space", String(repeating: "x", count: 65)])
+    func withoutAValidIncomingIDTheRequestKeepsHummingbirdsID(incoming: String?) async throws {
+        let root = ScopeRoot { $0.closeLog = CloseLog() }
+        let ids = try await Application(router: makeRouter(root: root)).test(.router) { client in
+            var ids: [String] = []
+            for _ in 0..<2 {
+                let headers: HTTPFields = incoming.map { [.requestID: $0, HTTPField.Name("X-Greeting")!: "hi"] } ?? [HTTPField.Name("X-Greeting")!: "hi"]
+                let id = try await client.execute(uri: "/echo", method: .get, headers: headers) { response in
+                    let id = try #require(response.headers[.requestID])
+                    #expect(id != incoming)
+                    #expect(RequestIDMiddleware<BasicRequestContext>.isValid(id))
+                    #expect(String(buffer: response.body) == "hi \(id)")
+                    return id
+                }
+                ids.append(id)
+            }
+            return ids
+        }
+        #expect(Set(ids).count == 2)
+    }
+
+    @Test func everyLogLineOfARequestCarriesOneRequestIDTheOneTheClientSees() async throws {
+        let capture = LogCapture()
+        let root = ScopeRoot { $0.closeLog = CloseLog() }
+        let application = Application(router: makeRouter(root: root), logger: capture.logger(label: "server"))
+        let seen = try await application.test(.router) { client in
+            var seen: [String] = []
+            for incoming in ["client-id-1", nil] {
+                let headers: HTTPFields = incoming.map { [.requestID: $0] } ?? [:]
+                let id = try await client.execute(uri: "/echo", method: .get, headers: headers) { response in
+                    try #require(response.headers[.requestID])
+                }
+                seen.append(id)
+            }
+            return seen
+        }
+        #expect(seen.first == "client-id-1")
+        let lines = capture.lines.filter { $0.message.hasPrefix("from ") }
+        #expect(lines.count == 4)
+        for (index, line) in lines.enumerated() {
+            #expect(line.metadata["hb.request.id"]?.description == seen[index / 2], "\(line)")
+            #expect(line.metadata.keys.filter { $0.contains("request") }.count == 1, "\(line)")
+        }
     }
 
     @Test func failedRequestClosesItsScopeAsAFailureAndStillCarriesTheRequestID() async throws {
         let log = CloseLog()
+        let recorder = ErrorStatusRecorder()
         let root = ScopeRoot { $0.closeLog = log }
-        try await Application(router: makeRouter(root: root)).test(.router) { client in
-            try await client.execute(uri: "/fail", method: .get, headers: [.requestID: "failing"]) { (response: TestResponse) async throws in
+        try await Application(router: makeRouter(root: root, recorder: recorder)).test(.router) { client in
+            try await client.execute(uri: "/fail", method: .get, headers: [.requestID: "failing"]) { response in
                 #expect(response.status == .conflict)
                 #expect(response.headers[.requestID] == "failing")
             }
         }
         #expect(log.all == ["failure"])
+        #expect(recorder.all == [409])
+    }
+
+    @Test func anUpdateThatRefusesTheRequestPassesItsErrorOutWithItsStatus() async throws {
+        let recorder = ErrorStatusRecorder()
+        let root = ScopeRoot { $0.closeLog = CloseLog() }
+        try await Application(router: makeRouter(root: root, recorder: recorder)).test(.router) { client in
+            try await client.execute(uri: "/echo", method: .get, headers: [HTTPField.Name("X-Refuse")!: "1"]) { response in
+                #expect(response.status == .forbidden)
+                #expect(response.headers[.requestID] != nil)
+            }
+        }
+        #expect(recorder.all == [403])
+        #expect(root.openScopeCount == 0)
     }
 
     @Test(arguments: [("abc", true), ("a.b_c-D9", true), ("", false), ("has space", false), ("ü", false), (String(repeating: "x", count: 65), false)])
     func requestIDValidity(id: String, valid: Bool) {
-        #expect(RequestID.isValid(id) == valid)
-        #expect((RequestID.accepting(id) == id) == valid)
-    }
-
-    @Test func metadataProviderAddsTheRequestIDOnlyInsideARequest() {
-        #expect(Logger.MetadataProvider.scopedRequestID.get().isEmpty)
-        withScopedValues({ $0.requestID = "req-7" }) {
-            #expect(Logger.MetadataProvider.scopedRequestID.get()["request_id"] == .string("req-7"))
-        }
-    }
-
-    @Test func generatedRequestIDsAreValidAndDistinct() {
-        let ids = (0..<1_000).map { _ in RequestID.make() }
-        #expect(ids.allSatisfy { RequestID.isValid($0) && $0.count == 32 })
-        #expect(Set(ids).count == ids.count)
+        #expect(RequestIDMiddleware<BasicRequestContext>.isValid(id) == valid)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 @testable import ScopedSQLite
 import Synchronization
 import Testing
+import ScopedTestSupport
 
 struct SQLiteDatabaseTests {
     @Test(arguments: SQLiteConfiguration.Synchronous.allCases)

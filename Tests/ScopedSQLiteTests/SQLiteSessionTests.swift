@@ -2,6 +2,7 @@ import Foundation
 import Scoped
 import ScopedSQLite
 import Testing
+import ScopedTestSupport
 
 /// A root whose database is a fresh file with the movie schema.
 private func makeRoot(_ folder: borrowing TemporaryFolder, readers: Int = 4) -> ScopeRoot {

@@ -1,3 +1,4 @@
+import Synchronization
 import Scoped
 import ScopedTesting
 import Testing

@@ -41,7 +41,7 @@ struct DiagnosticsTests {
     @Test func scopeDescribesEntriesKindsOriginsAndVariantsWithoutBuildingAnything() async throws {
         let probe = LifetimeProbe()
         var variants = ScopedVariants()
-        variants.register("mock", of: "titles", \.titles) { MockTitles(titles: [:]) }
+        variants.register("mock", of: \.titles) { MockTitles(titles: [:]) }
         let root = try ScopeRoot(services: [AppClockKey.self, SessionKey.self], variants: variants) {
             $0.probe = probe
             try $0.configure { try $0.selectVariant("mock", of: "titles") }
@@ -59,9 +59,11 @@ struct DiagnosticsTests {
         #expect(byName["requestID"]?.origin == .override(depth: 1))
         #expect(byName["copyright"]?.origin == .override(depth: 2))
         #expect(byName[String(reflecting: Library.self)]?.kind == .object)
-        #expect(byName["appClock"]?.kind == .app)
+        #expect(byName["appClock"]?.kind == .service)
+        #expect(byName["appClock"]?.lifetime == .app)
         #expect(byName["appClock"]?.isBuilt == true)
-        #expect(byName["session"]?.kind == .scope)
+        #expect(byName["session"]?.kind == .service)
+        #expect(byName["session"]?.lifetime == .scope)
         #expect(byName["session"]?.isBuilt == false)
         #expect(probe.builds(of: "session") == 0, "describing builds nothing")
         #expect(byName["requestID"]?.valueType == "Swift.Optional<Swift.String>")
@@ -82,8 +84,8 @@ struct DiagnosticsTests {
 struct VariantTests {
     private func makeVariants() -> ScopedVariants {
         var variants = ScopedVariants()
-        variants.register("production", of: "titles", \.titles) { ProductionTitles() }
-        variants.register("fixture", of: "titles", \.titles) { MockTitles(titles: [1: "Toy Story"]) }
+        variants.register("production", of: \.titles) { ProductionTitles() }
+        variants.register("fixture", of: \.titles) { MockTitles(titles: [1: "Toy Story"]) }
         return variants
     }
 

@@ -16,8 +16,8 @@ enum CatalogVariants {
 
     static func make() -> ScopedVariants {
         var variants = ScopedVariants()
-        variants.register("sqlite", of: entry, \.movieRepository) { SQLiteMovieRepository() }
-        variants.register("fixture", of: entry, \.movieRepository) { InMemoryMovieRepository.fixture() }
+        variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
+        variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
         return variants
     }
 }

@@ -1,7 +1,11 @@
 import Configuration
 import Foundation
+import Hummingbird
+import HummingbirdCore
 import Logging
+import Scoped
 import ScopedSQLite
+import SystemPackage
 
 /// The example server's settings: a profile file from `Config/`, with environment variables
 /// over it (`HTTP_PORT` overrides `http.port`).
@@ -20,8 +24,12 @@ struct AppConfiguration: Sendable {
     var profile: Profile
     /// The profile file the settings were read from.
     var file: String
-    var host: String
-    var port: Int
+    /// Where the server listens and what it calls itself, read by Hummingbird from `http.*`
+    /// (`http.host`, `http.port`).
+    var server: ApplicationConfiguration
+    /// The HTTP/1 channel's settings, read by Hummingbird from `http.*`: `http.idleTimeout`,
+    /// seconds a connection may stay idle, or part-way through a request, before it is closed.
+    var http1: HTTP1Channel.Configuration
     var database: SQLiteConfiguration
     /// Whether to fill an empty database with the sample catalog; never in production.
     var seed: Bool
@@ -34,6 +42,9 @@ struct AppConfiguration: Sendable {
     /// How long a graceful shutdown waits for requests in flight.
     var shutdownTimeout: Duration
     var logLevel: Logger.Level
+
+    /// Seconds a connection may stay idle when the profile does not say.
+    static let defaultIdleTimeout = 60.0
 
     /// The largest request body accepted.
     static let maximumBodySize = 1 << 20
@@ -57,9 +68,9 @@ struct AppConfiguration: Sendable {
         guard FileManager.default.fileExists(atPath: file) else {
             throw ConfigurationError(key: "(file)", source: file, message: "the profile file does not exist")
         }
-        let fileProvider: FileProvider<JSONSnapshot>
+        let fileProvider: Configuration.FileProvider<JSONSnapshot>
         do {
-            fileProvider = try await FileProvider<JSONSnapshot>(filePath: .init(file))
+            fileProvider = try await Configuration.FileProvider<JSONSnapshot>(filePath: .init(file))
         } catch {
             throw ConfigurationError(key: "(file)", source: file, message: "the file is not valid JSON: \(error)")
         }
@@ -72,8 +83,8 @@ struct AppConfiguration: Sendable {
         var configuration = AppConfiguration(
             profile: profile,
             file: file,
-            host: try values.string("http.host", default: "127.0.0.1"),
-            port: try values.int("http.port", in: 0...65535),
+            server: try serverConfiguration(reader, values: values),
+            http1: try http1Configuration(reader, values: values),
             database: SQLiteConfiguration(
                 path: try values.string("database.path"),
                 readers: try values.int("database.readers", default: 4, in: 1...64),
@@ -119,6 +130,27 @@ struct AppConfiguration: Sendable {
         }
         return configuration
     }
+}
+
+/// Hummingbird's own reading of `http.host` and `http.port`, after checking that both are
+/// valid: Hummingbird ignores a value it cannot read, and the server must not start on a
+/// default port when the configured one is wrong.
+private func serverConfiguration(_ reader: ConfigReader, values: ConfigValues) throws -> ApplicationConfiguration {
+    _ = try values.string("http.host", default: "127.0.0.1")
+    _ = try values.int("http.port", in: 0...65535)
+    var configuration = ApplicationConfiguration(reader: reader.scoped(to: "http"))
+    configuration.serverName = "ExampleServer"
+    return configuration
+}
+
+/// Hummingbird's own reading of `http.idleTimeout`, after checking it is a positive number of
+/// seconds. Every profile sets one; without it the server still closes idle connections after
+/// ``AppConfiguration/defaultIdleTimeout``, so a slow client never holds a connection forever.
+private func http1Configuration(_ reader: ConfigReader, values: ConfigValues) throws -> HTTP1Channel.Configuration {
+    let seconds = try values.seconds("http.idleTimeout", default: AppConfiguration.defaultIdleTimeout, in: 0.001...3600)
+    var configuration = HTTP1Channel.Configuration(reader: reader.scoped(to: "http"))
+    if configuration.idleTimeout == nil { configuration.idleTimeout = .milliseconds(Int64(seconds * 1000)) }
+    return configuration
 }
 
 /// A configuration value that is missing or invalid; start-up stops and prints it.

@@ -7,9 +7,18 @@ struct ConfigValues {
     let file: String
     let environment: [String: String]
 
-    /// The environment variable that overrides `key`: `http.port` → `HTTP_PORT`.
+    /// The environment variable that overrides `key`, named as swift-configuration's
+    /// environment provider names it: `http.port` → `HTTP_PORT`, `http.idleTimeout` →
+    /// `HTTP_IDLE_TIMEOUT`.
     func variable(for key: String) -> String {
-        key.uppercased().replacingOccurrences(of: ".", with: "_")
+        var name = ""
+        var previous: Character?
+        for character in key {
+            if let previous, previous.isLowercase, character.isUppercase { name.append("_") }
+            name.append(character.isLetter || character.isNumber ? Character(character.uppercased()) : "_")
+            previous = character
+        }
+        return name
     }
 
     /// Where `key`'s value comes from: its environment variable when set, else the file.
@@ -55,6 +64,22 @@ struct ConfigValues {
             value = defaultValue
         } else {
             throw error(key, "is required")
+        }
+        guard range.contains(value) else { throw error(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)") }
+        return value
+    }
+
+    /// A number of seconds within `range`; integers are accepted.
+    func seconds(_ key: String, default defaultValue: Double, in range: ClosedRange<Double>) throws -> Double {
+        let value: Double
+        if let read = reader.double(forKey: ConfigKey(key)) {
+            value = read
+        } else if let read = reader.int(forKey: ConfigKey(key)) {
+            value = Double(read)
+        } else if isPresent(key) {
+            throw error(key, "expected a number of seconds")
+        } else {
+            value = defaultValue
         }
         guard range.contains(value) else { throw error(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)") }
         return value

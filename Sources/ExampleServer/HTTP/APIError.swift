@@ -1,14 +1,32 @@
+import Foundation
 import Hummingbird
+import Logging
+import Scoped
+import ScopedSQLite
 
 /// An error the API reports to the client: a status, a stable code, a message, and the field
 /// at fault when there is one.
-struct APIError: Error, Sendable, CustomStringConvertible {
+///
+/// It is an `HTTPResponseError`, so every middleware that looks at a failed request (the
+/// request log, Hummingbird's `MetricsMiddleware` and `TracingMiddleware`) sees its real
+/// status. ``init(_:logger:)`` is the one place that decides the status of any other error.
+struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     var status: HTTPResponse.Status
     var code: String
     var message: String
     var field: String?
+    /// Extra response headers, such as `Allow` on a 405.
+    var headers: HTTPFields = [:]
 
     var description: String { "\(status.code) \(code): \(message)" }
+
+    init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil, headers: HTTPFields = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+        self.headers = headers
+    }
 
     static func badRequest(_ message: String, field: String? = nil, code: String = "bad_request") -> APIError {
         APIError(status: .badRequest, code: code, message: message, field: field)
@@ -20,6 +38,49 @@ struct APIError: Error, Sendable, CustomStringConvertible {
 
     static func notFound(_ message: String) -> APIError {
         APIError(status: .notFound, code: "not_found", message: message)
+    }
+
+    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method]) -> APIError {
+        let allow = allowed.map(\.rawValue).joined(separator: ", ")
+        return APIError(
+            status: .methodNotAllowed,
+            code: "method_not_allowed",
+            message: "\(method.rawValue) is not served here; allowed: \(allow).",
+            headers: [.allow: allow]
+        )
+    }
+
+    /// The API error for any error a request threw: itself when it is one, its status for
+    /// Hummingbird's errors, 503 when the database is busy, and 500 otherwise (logged, with a
+    /// message that reveals nothing).
+    init(_ error: any Error, logger: Logger) {
+        switch error {
+        case let error as APIError:
+            self = error
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            self.init(
+                status: .contentTooLarge,
+                code: "payload_too_large",
+                message: "The body is larger than \(AppConfiguration.maximumBodySize) bytes."
+            )
+        case let error as HTTPError:
+            self.init(status: error.status, code: "http_\(error.status.code)", message: error.body ?? error.status.reasonPhrase)
+        default:
+            let underlying = (error as? ScopeCloseError)?.failures.map(\.error) ?? [error]
+            if underlying.contains(where: { ($0 as? SQLiteError)?.code == .busy }) {
+                logger.warning("Database busy: \(error)")
+                self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
+            } else {
+                logger.error("Request failed: \(error)")
+                self.init(status: .internalServerError, code: "internal_error", message: "The server could not complete the request.")
+            }
+        }
+    }
+
+    /// The JSON error body, naming the request, with this error's status and headers.
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        let body = ErrorBody(error: .init(code: code, message: message, field: field), requestID: context.id)
+        return try JSONResponse.make(body, status: status, headers: headers)
     }
 }
 

@@ -7,14 +7,14 @@ struct MovieController<Context: RequestContext>: Sendable {
     @Scoped(\.movieRepository) private var movies
     @Scoped(\.ratingService) private var ratings
 
-    func addRoutes(to router: Router<Context>) {
-        router.get("/movies") { request, _ in try await list(request) }
-        router.post("/movies") { request, context in try await create(request, context: context) }
-        router.get("/movies/:id") { _, context in try await show(context) }
-        router.put("/movies/:id") { request, context in try await replace(request, context: context) }
-        router.delete("/movies/:id") { _, context in try await delete(context) }
-        router.post("/movies/:id/ratings") { request, context in try await rate(request, context: context) }
-        router.get("/movies/:id/rating") { _, context in try await rating(context) }
+    func addRoutes(to routes: RouteRecorder<Context>) {
+        routes.on(.get, "/movies") { request, _ in try await list(request) }
+        routes.on(.post, "/movies") { request, context in try await create(request, context: context) }
+        routes.on(.get, "/movies/:id") { _, context in try await show(context) }
+        routes.on(.put, "/movies/:id") { request, context in try await replace(request, context: context) }
+        routes.on(.delete, "/movies/:id") { _, context in try await delete(context) }
+        routes.on(.post, "/movies/:id/ratings") { request, context in try await rate(request, context: context) }
+        routes.on(.get, "/movies/:id/rating") { _, context in try await rating(context) }
     }
 
     func list(_ request: Request) async throws -> Response {

@@ -1,3 +1,4 @@
+import NIOFoundationCompat
 import Foundation
 import Hummingbird
 

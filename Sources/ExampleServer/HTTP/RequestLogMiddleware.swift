@@ -9,7 +9,8 @@ import Logging
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     var level: Logger.Level
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let target = Self.redacted(path: request.uri.path, query: request.uri.query)
         do {

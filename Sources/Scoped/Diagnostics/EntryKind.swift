@@ -4,14 +4,8 @@ public enum EntryKind: String, Hashable, Sendable, Codable, CustomStringConverti
     case value
     /// An object stored under its type with ``ScopedValues/set(_:)``.
     case object
-    /// A service built once per application root.
-    case app
-    /// A service built once per scope and closed when the scope ends.
-    case scope
-
-    init(_ lifetime: ScopedLifetime) {
-        self = lifetime == .app ? .app : .scope
-    }
+    /// A service with a ``ScopedLifetime``, declared with a ``ScopedServiceKey``.
+    case service
 
     public var description: String { rawValue }
 }

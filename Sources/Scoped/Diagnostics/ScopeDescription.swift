@@ -9,8 +9,10 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
         public let name: String
         /// The entry's value type.
         public let valueType: String
-        /// Whether it is a plain value, an object, or a service with a lifetime.
+        /// Whether it is a plain value, an object, or a service.
         public let kind: EntryKind
+        /// For a service: its lifetime. `nil` for values and objects.
+        public let lifetime: ScopedLifetime?
         /// Where its value came from.
         public let origin: EntryOrigin
         /// The named variant that set it, if one did.
@@ -19,7 +21,8 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
         public let isBuilt: Bool?
 
         public var description: String {
-            var text = "\(name): \(valueType) [\(kind)] from \(origin)"
+            let kindText = lifetime.map { "\($0) \(kind)" } ?? kind.description
+            var text = "\(name): \(valueType) [\(kindText)] from \(origin)"
             if let variant { text += " (variant \(variant))" }
             if let isBuilt { text += isBuilt ? " built" : " not built" }
             return text
@@ -33,43 +36,5 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
 
     public var description: String {
         (["scope at depth \(depth):"] + entries.map { "  \($0)" }).joined(separator: "\n")
-    }
-}
-
-extension ScopedValues {
-    /// Describes this scope: every entry set in it or its ancestors, and every service the
-    /// application root registered. Nothing is built or read to describe it.
-    public func describe() -> ScopeDescription {
-        var entries: [ScopeDescription.Entry] = []
-        var named: Set<String> = []
-        for stored in node.entries {
-            let name = stored.name
-            named.insert(name)
-            entries.append(
-                ScopeDescription.Entry(
-                    name: name,
-                    valueType: String(reflecting: stored.valueType),
-                    kind: stored.kind,
-                    origin: stored.origin,
-                    variant: stored.variant,
-                    isBuilt: nil
-                )
-            )
-        }
-        for service in scope?.registry.services ?? [] where !named.contains(service.name) {
-            let owner = service.lifetime == .app ? scope?.root : (scope?.lifetime == .scope ? scope : nil)
-            let isBuilt = owner?.isBuilt(service.id) ?? false
-            entries.append(
-                ScopeDescription.Entry(
-                    name: service.name,
-                    valueType: service.valueType,
-                    kind: EntryKind(service.lifetime),
-                    origin: .default,
-                    variant: nil,
-                    isBuilt: isBuilt
-                )
-            )
-        }
-        return ScopeDescription(depth: depth, entries: entries.sorted { $0.name < $1.name })
     }
 }

@@ -27,13 +27,42 @@ public final class ScopeRoot: Sendable {
     ///     scope opens); ``validate(scope:)`` reports each one missing.
     ///   - variants: named variants of entries that the root or a scope can select by name.
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
-    ///     operation threw its own error; by default they are printed to standard error.
-    ///   - base: the values the root starts from; by default none are set. Pass
-    ///     `ScopedValues.current` to build a root inside a test scope that keeps the test's
-    ///     overrides (and its live-only checks).
+    ///     operation threw its own error, or because the scope had already ended; by default
+    ///     they are printed to standard error.
     ///   - configure: sets the root's values.
     public convenience init(
-        startingFrom base: ScopedValues = ScopedValues(),
+        services: [any ScopedServiceKey.Type] = [],
+        requirements: [any Sendable.Type] = [],
+        variants: ScopedVariants = ScopedVariants(),
+        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        configure: (inout ScopedValues) throws -> Void
+    ) rethrows {
+        try self.init(
+            startingFrom: ScopedValues(),
+            services: services,
+            requirements: requirements,
+            variants: variants,
+            onCloseError: onCloseError,
+            configure: configure
+        )
+    }
+
+    /// Creates a root whose values are all defaults.
+    ///
+    /// See ``init(services:requirements:variants:onCloseError:configure:)`` for the parameters.
+    public convenience init(
+        services: [any ScopedServiceKey.Type] = [],
+        requirements: [any Sendable.Type] = [],
+        variants: ScopedVariants = ScopedVariants(),
+        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
+    ) {
+        self.init(services: services, requirements: requirements, variants: variants, onCloseError: onCloseError) { _ in }
+    }
+
+    /// Creates a root that starts from `base`: a test passes `ScopedValues.current` to keep
+    /// its test scope's overrides and live-only checks.
+    package convenience init(
+        startingFrom base: ScopedValues,
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
@@ -46,7 +75,7 @@ public final class ScopeRoot: Sendable {
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 variants: variants,
                 onCloseError: onCloseError ?? ScopeRegistry.printCloseError,
-                testObserver: base.node.testObserver
+                observer: base.node.observer
             ),
             base: base,
             configure: configure
@@ -69,18 +98,6 @@ public final class ScopeRoot: Sendable {
 
     deinit {
         context.detach()
-    }
-
-    /// Creates a root whose values are all defaults.
-    ///
-    /// See ``init(startingFrom:services:requirements:variants:onCloseError:configure:)`` for the parameters.
-    public convenience init(
-        services: [any ScopedServiceKey.Type] = [],
-        requirements: [any Sendable.Type] = [],
-        variants: ScopedVariants = ScopedVariants(),
-        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
-    ) {
-        self.init(services: services, requirements: requirements, variants: variants, onCloseError: onCloseError) { _ in }
     }
 
     /// The root used where no root was created: reading an app service outside any scope

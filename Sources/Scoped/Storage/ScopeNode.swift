@@ -28,7 +28,7 @@ package struct ScopeNode: @unchecked Sendable {
     @inlinable
     package var scope: ScopeContext? { buffer.scope }
     @inlinable
-    package var testObserver: TestScopeObserver? { buffer.testObserver }
+    package var observer: DefaultReadObserver? { buffer.observer }
     @inlinable
     package var hasRoomForOneMore: Bool { buffer.hasRoomForOneMore }
     package var entries: [StoredEntry] { buffer.entries }
@@ -36,7 +36,7 @@ package struct ScopeNode: @unchecked Sendable {
     /// The value stored for `key`, or `nil` if no scope set it. `V` must be the type it was
     /// stored as; the key's identity guarantees it.
     @inlinable
-    package func value<V>(for key: ObjectIdentifier, as type: V.Type) -> V? { buffer.value(for: key, as: type) }
+    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type) -> V? { buffer.value(for: key, as: type) }
 
     /// A copy with room for `extra` more entries, at `depth`, in `scope`.
     @inlinable
@@ -50,7 +50,7 @@ package struct ScopeNode: @unchecked Sendable {
 
     /// Stores `value` for `key`; the buffer must be unique and have room.
     @inlinable
-    package func set<V>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
+    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
         buffer.set(value, for: key, entry: entry)
     }
 }
@@ -65,7 +65,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         @usableFromInline var capacity: Int
         @usableFromInline var depth: Int
         @usableFromInline var scope: ScopeContext?
-        @usableFromInline var testObserver: TestScopeObserver?
+        @usableFromInline var observer: DefaultReadObserver?
     }
 
     /// One entry of the table. Its value lives in `storage` itself when it fits in five words
@@ -96,9 +96,20 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
             && MemoryLayout<V>.alignment <= MemoryLayout<UInt>.alignment
     }
 
-    package static func make(capacity: Int, depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+    package static func make(
+        capacity: Int,
+        depth: Int,
+        scope: ScopeContext?,
+        observer: DefaultReadObserver? = nil
+    ) -> ScopeNodeBuffer {
         let buffer = create(minimumCapacity: capacity) { _ in
-            Header(count: 0, capacity: capacity, depth: depth, scope: scope, testObserver: scope?.registry.testObserver)
+            Header(
+                count: 0,
+                capacity: capacity,
+                depth: depth,
+                scope: scope,
+                observer: observer ?? scope?.registry.observer
+            )
         }
         assert(MemoryLayout<Slot>.offset(of: \Slot.storage) == storageOffset)
         let node = unsafeDowncast(buffer, to: ScopeNodeBuffer.self)
@@ -121,7 +132,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     @inlinable
     package var scope: ScopeContext? { withUnsafeMutablePointerToHeader { $0.pointee.scope } }
     @inlinable
-    package var testObserver: TestScopeObserver? { withUnsafeMutablePointerToHeader { $0.pointee.testObserver } }
+    package var observer: DefaultReadObserver? { withUnsafeMutablePointerToHeader { $0.pointee.observer } }
 
     @inlinable
     static func start(_ identity: UInt, mask: Int) -> Int {
@@ -146,7 +157,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     /// `@inlinable`, with the rest of the read path: the benchmark's read of an entry drops from
     /// about 65 ns to about 43 ns when clients can specialize it.
     @inlinable
-    package func value<V>(for key: ObjectIdentifier, as type: V.Type) -> V? {
+    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type) -> V? {
         withUnsafeMutablePointers { header, slots in
             if header.pointee.count == 0 { return nil }
             let identity = UInt(bitPattern: key)
@@ -161,7 +172,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     /// Stores `value` for `key`, replacing what was there. The node must be uniquely
     /// referenced and have room (``hasRoomForOneMore``).
     @inlinable
-    package func set<V>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
+    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
         withUnsafeMutablePointers { header, slots in
             let identity = UInt(bitPattern: key)
             let index = slotIndex(identity, header: header, slots: slots)

@@ -10,16 +10,26 @@ package struct StoredEntry: @unchecked Sendable {
     @usableFromInline package let valueType: Any.Type
     /// What kind of entry holds the value.
     @usableFromInline package let kind: EntryKind
+    /// For a service provided from outside: its lifetime; `nil` for values and objects.
+    @usableFromInline package let lifetime: ScopedLifetime?
     /// Where the value came from.
     @usableFromInline package let origin: EntryOrigin
     /// The named variant that set the value, if one did.
     @usableFromInline package let variant: String?
 
     @inlinable
-    package init(keyType: Any.Type, valueType: Any.Type, kind: EntryKind, origin: EntryOrigin, variant: String?) {
+    package init(
+        keyType: Any.Type,
+        valueType: Any.Type,
+        kind: EntryKind,
+        lifetime: ScopedLifetime? = nil,
+        origin: EntryOrigin,
+        variant: String?
+    ) {
         self.keyType = keyType
         self.valueType = valueType
         self.kind = kind
+        self.lifetime = lifetime
         self.origin = origin
         self.variant = variant
     }
@@ -30,7 +40,7 @@ package struct StoredEntry: @unchecked Sendable {
         switch kind {
         case .value: ScopedValues.entryName(of: keyType)
         case .object: String(reflecting: keyType)
-        case .app, .scope: (keyType as? any ScopedServiceKey.Type)?.name ?? String(describing: keyType)
+        case .service: (keyType as? any ScopedServiceKey.Type)?.name ?? String(describing: keyType)
         }
     }
 }

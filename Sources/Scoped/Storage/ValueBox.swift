@@ -10,7 +10,7 @@ package class AnyValueBox: @unchecked Sendable {
 
 /// An ``AnyValueBox`` holding a value of a known type.
 @usableFromInline
-package final class ValueBox<Value>: AnyValueBox, @unchecked Sendable {
+package final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
     @usableFromInline
     package let value: Value
 

@@ -1,3 +1,4 @@
+import Foundation
 /// 1. Isolation under load: every request carries its own request ID and override, and every
 /// value its handler read (directly, in child tasks, after a database round-trip) must be its own.
 enum IsolationScenario {

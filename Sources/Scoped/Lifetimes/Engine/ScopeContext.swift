@@ -175,9 +175,15 @@ package final class ScopeContext: Sendable {
             return (waiters, state.isClosed)
         }
         if isClosed {
-            // The scope ended while this service was being built: close it now so nothing leaks.
+            // The scope ended while this service was being built: close it now so nothing leaks,
+            // and report a close that throws like every other close failure.
             let error = ScopedError.scopeEnded(entry: K.name)
-            try? await ScopedValues.$taskLocalNode.withValue(node) { try await K.close(value, outcome: .cancelled) }
+            do {
+                try await ScopedValues.$taskLocalNode.withValue(node) { try await K.close(value, outcome: .cancelled) }
+            } catch let closeError {
+                let failure = ScopeCloseError.Failure(entry: K.name, error: closeError)
+                registry.onCloseError(ScopeCloseError(failures: [failure], outcome: .cancelled))
+            }
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }

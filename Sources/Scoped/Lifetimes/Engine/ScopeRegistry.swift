@@ -34,20 +34,20 @@ package final class ScopeRegistry: Sendable {
     package let variants: ScopedVariants
     package let onCloseError: @Sendable (ScopeCloseError) -> Void
     /// Set on a test root: told when a test reads a live-only entry it did not override.
-    package let testObserver: TestScopeObserver?
+    package let observer: DefaultReadObserver?
 
     package init(
         services: [Service] = [],
         requirements: [Requirement] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError,
-        testObserver: TestScopeObserver? = nil
+        observer: DefaultReadObserver? = nil
     ) {
         self.services = services
         self.requirements = requirements
         self.variants = variants
         self.onCloseError = onCloseError
-        self.testObserver = testObserver
+        self.observer = observer
     }
 
     /// Writes a close failure to standard error: the default when no handler is given.

@@ -1,27 +1,9 @@
-import Foundation
-
-/// A fresh folder under the system's temporary directory, removed when the test is done.
-struct TemporaryFolder: ~Copyable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appending(path: "scoped-sqlite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appending(path: name).path }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
+import ScopedSQLite
 
 let movieSchema = [
     SQLiteMigrationFixture.movies,
     SQLiteMigrationFixture.ratings,
 ]
-
-import ScopedSQLite
 
 enum SQLiteMigrationFixture {
     static let movies = SQLiteMigration(

@@ -1,0 +1,59 @@
+import Hummingbird
+import Synchronization
+
+/// The routes the server serves, recorded as they are added to the router, so that a known
+/// path asked with a method it does not serve answers 405 with `Allow`, and the OpenAPI
+/// document can be checked against what is really served.
+final class RouteTable: Sendable {
+    /// One served route: a method and a path pattern whose `:name` segments match any value.
+    struct Route: Sendable, Hashable {
+        var method: HTTPRequest.Method
+        var path: String
+    }
+
+    private let recorded = Mutex<[Route]>([])
+
+    /// Every route recorded, in the order they were added.
+    var routes: [Route] { recorded.withLock { $0 } }
+
+    /// Records a route.
+    func add(_ method: HTTPRequest.Method, _ path: String) {
+        recorded.withLock { $0.append(Route(method: method, path: path)) }
+    }
+
+    /// The methods served for `path`, in the order their routes were added; empty for a path
+    /// no route matches.
+    func allowedMethods(for path: String) -> [HTTPRequest.Method] {
+        let segments = Self.segments(of: path)
+        var methods: [HTTPRequest.Method] = []
+        for route in routes where Self.matches(Self.segments(of: route.path), segments) {
+            if !methods.contains(route.method) { methods.append(route.method) }
+        }
+        return methods
+    }
+
+    private static func segments(of path: String) -> [Substring] {
+        path.split(separator: "/", omittingEmptySubsequences: true)
+    }
+
+    private static func matches(_ pattern: [Substring], _ segments: [Substring]) -> Bool {
+        pattern.count == segments.count
+            && zip(pattern, segments).allSatisfy { pattern, segment in pattern.hasPrefix(":") || pattern == segment }
+    }
+}
+
+/// Adds routes to a router and records each in a ``RouteTable``.
+struct RouteRecorder<Context: RequestContext> {
+    let router: Router<Context>
+    let table: RouteTable
+
+    /// Serves `method` on `path` with `handler`, and records it.
+    func on(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        use handler: @escaping @Sendable (Request, Context) async throws -> Response
+    ) {
+        router.on(RouterPath(stringLiteral: path), method: method, use: handler)
+        table.add(method, path)
+    }
+}

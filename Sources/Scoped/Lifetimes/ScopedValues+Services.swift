@@ -1,0 +1,32 @@
+extension ScopedValues {
+    /// The service for `key`, built on first use by the scope that owns it.
+    ///
+    /// An instance set with ``set(_:to:)`` wins. Otherwise an ``ScopedLifetime/app`` service
+    /// is built once by the application root, and a ``ScopedLifetime/scope`` service once by
+    /// the innermost scope opened with `withScope`.
+    ///
+    /// - Throws: what the service's construction throws, or a ``ScopedError`` for a cycle, a
+    ///   captive dependency, or a scoped service read outside any scope.
+    public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
+        get async throws {
+            // Only `set(_:to:)` stores under a service key, always a `K.Value`.
+            if let value = node.value(for: ObjectIdentifier(key), as: K.Value.self) { return value }
+            switch K.lifetime {
+            case .app:
+                return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
+            case .scope:
+                guard let scope, scope.lifetime == .scope else {
+                    try ConstructionChain.current.check(.init(key))
+                    throw ScopedError.outsideScope(entry: K.name)
+                }
+                return try await scope.service(key)
+            }
+        }
+    }
+
+    /// Provides the service for `key` from outside: reads in this scope and below return
+    /// `value` instead of building one, and no scope closes it.
+    public mutating func set<K: ScopedServiceKey>(_ key: K.Type, to value: K.Value) {
+        store(value, for: key, kind: .service, lifetime: K.lifetime)
+    }
+}

@@ -1,0 +1,73 @@
+public import HTTPTypes
+public import Hummingbird
+import Logging
+
+/// A Hummingbird middleware that gives every request one ID and returns it in `X-Request-ID`.
+///
+/// A valid incoming `X-Request-ID` (1 to 64 characters from `A-Z a-z 0-9 . _ -`) replaces the
+/// ID Hummingbird generated for the request in the request's logger (`hb.request.id`);
+/// otherwise Hummingbird's own ID stands. The request's logger is bound as `Logger.current`. Either way the request has exactly
+/// one ID, every log line written with its logger carries it, and every response, errors
+/// included, returns it. Install it first, so that the middlewares after it log and trace
+/// with the ID the client sees:
+///
+/// ```swift
+/// router.add(middleware: RequestIDMiddleware())
+/// router.add(middleware: RequestScopeMiddleware(root: root))
+/// ```
+///
+/// An error that reaches it becomes its response here, so the response can carry the ID: an
+/// `HTTPResponseError` makes its own response, any other error a 500.
+public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Creates the middleware.
+    public init() {}
+
+    /// Gives the request its ID, runs the rest of the chain, and adds the ID to the response.
+    @concurrent
+    public func handle(
+        _ request: Request,
+        context: Context,
+        next: @concurrent (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        if let incoming = request.headers[.requestID], Self.isValid(incoming), incoming != context.id {
+            context.logger[metadataKey: "hb.request.id"] = .string(incoming)
+        }
+        // Hummingbird's server binds its request logger as `Logger.current`, but not every
+        // responder does (its router test framework does not); bind the request's logger here.
+        var response = await withLogger(context.logger) { _ in await respond(request, context: context, next: next) }
+        response.headers[.requestID] = context.id
+        return response
+    }
+
+    private func respond(
+        _ request: Request,
+        context: Context,
+        next: @concurrent (Request, Context) async throws -> Response
+    ) async -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            if let response = try? error.response(from: request, context: context) { return response }
+            context.logger.error("Could not render the error response for \(error)")
+            return Response(status: error.status)
+        } catch {
+            context.logger.error("Request failed: \(error)")
+            return Response(status: .internalServerError)
+        }
+    }
+
+    /// Whether `id` is a valid request ID: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
+    static func isValid(_ id: String) -> Bool {
+        guard (1...64).contains(id.utf8.count) else { return false }
+        return id.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Request-ID`.
+    public static let requestID = Self("X-Request-ID")!
+}
