@@ -33,14 +33,8 @@ enum RequestResourceKey: ScopedServiceKey {
 
 /// Records the status of every error that passes through it, as a metrics or tracing
 /// middleware installed before the request scope would see it.
-final class ErrorStatusRecorder: Sendable {
-    private let statuses = Mutex<[Int]>([])
-    func record(_ status: Int) { statuses.withLock { $0.append(status) } }
-    var all: [Int] { statuses.withLock { $0 } }
-}
-
 struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
-    let recorder: ErrorStatusRecorder
+    let recorder: Recorder<Int>
 
     @concurrent
     func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
@@ -57,7 +51,7 @@ struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 struct RequestScopeMiddlewareTests {
-    private func makeRouter(root: ScopeRoot, recorder: ErrorStatusRecorder = ErrorStatusRecorder()) -> Router<BasicRequestContext> {
+    private func makeRouter(root: ScopeRoot, recorder: Recorder<Int> = Recorder()) -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: RecordingMiddleware(recorder: recorder))
@@ -139,7 +133,7 @@ struct RequestScopeMiddlewareTests {
 
     @Test func failedRequestClosesItsScopeAsAFailureAndStillCarriesTheRequestID() async throws {
         let log = CloseLog()
-        let recorder = ErrorStatusRecorder()
+        let recorder = Recorder<Int>()
         let root = ScopeRoot { $0.closeLog = log }
         try await Application(router: makeRouter(root: root, recorder: recorder)).test(.router) { client in
             try await client.execute(uri: "/fail", method: .get, headers: [.requestID: "failing"]) { response in
@@ -152,7 +146,7 @@ struct RequestScopeMiddlewareTests {
     }
 
     @Test func anUpdateThatRefusesTheRequestPassesItsErrorOutWithItsStatus() async throws {
-        let recorder = ErrorStatusRecorder()
+        let recorder = Recorder<Int>()
         let root = ScopeRoot { $0.closeLog = CloseLog() }
         try await Application(router: makeRouter(root: root, recorder: recorder)).test(.router) { client in
             try await client.execute(uri: "/echo", method: .get, headers: [HTTPField.Name("X-Refuse")!: "1"]) { response in

@@ -177,7 +177,7 @@ struct SQLiteDatabaseTests {
 
     /// Another connection on the same file, on a thread of its own (as another process would
     /// be), holds the write lock until `release` is called; returns once it holds it.
-    private func holdWriteLock(on path: String, events: Events) async throws -> (release: @Sendable () -> Void, done: Task<Void, Never>) {
+    private func holdWriteLock(on path: String, events: Recorder<String>) async throws -> (release: @Sendable () -> Void, done: Task<Void, Never>) {
         let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE)
         let state = Mutex((holding: false, released: false, finished: false))
         let thread = Thread {
@@ -197,17 +197,11 @@ struct SQLiteDatabaseTests {
         return ({ state.withLock { $0.released = true } }, done)
     }
 
-    final class Events: Sendable {
-        private let list = Mutex<[String]>([])
-        func record(_ event: String) { list.withLock { $0.append(event) } }
-        var all: [String] { list.withLock { $0 } }
-    }
-
     @Test func writeWaitsForAnotherProcessesWriteLockAndSucceeds() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
         let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .seconds(30), migrations: movieSchema))
-        let events = Events()
+        let events = Recorder<String>()
         let holder = try await holdWriteLock(on: path, events: events)
         let write = Task {
             try await database.write { connection in
@@ -228,7 +222,7 @@ struct SQLiteDatabaseTests {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
         let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .milliseconds(50), migrations: movieSchema))
-        let holder = try await holdWriteLock(on: path, events: Events())
+        let holder = try await holdWriteLock(on: path, events: Recorder<String>())
         let error = try await #require(throws: SQLiteError.self) {
             try await database.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
         }

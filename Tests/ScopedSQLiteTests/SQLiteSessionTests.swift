@@ -5,7 +5,7 @@ import Testing
 import ScopedTestSupport
 
 /// A root whose database is a fresh file with the movie schema.
-private func makeRoot(_ folder: borrowing TemporaryFolder, readers: Int = 4) -> ScopeRoot {
+private func makeRoot(_ folder: TemporaryFolder, readers: Int = 4) -> ScopeRoot {
     let configuration = SQLiteConfiguration(path: folder.path("catalog.sqlite"), readers: readers, migrations: movieSchema)
     return ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) { $0.sqliteConfiguration = configuration }
 }
@@ -130,27 +130,82 @@ struct SQLiteSessionTests {
         await root.shutdown()
     }
 
+    /// Check-then-write: a rating is inserted only after checking its movie exists, while
+    /// another request deletes that movie. Immediate mode holds the write lock from the check,
+    /// so the delete waits and the insert succeeds; deferred mode (the documented fallback)
+    /// checks in a read transaction, the delete slips in, and the insert fails.
+    @Test(arguments: [SQLiteTransactionMode.immediate, .deferred])
+    func aConcurrentDeleteCannotSlipBetweenTheCheckAndTheInsertOfAnImmediateSession(mode: SQLiteTransactionMode) async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        try await root.withScope { try await insert("Heat") }
+        let events = Recorder<String>()
+        let checked = Signal()
+        let deleteStarted = Signal()
+        let deleter = Task {
+            await checked.wait()
+            try await root.withScope {
+                deleteStarted.fire()
+                try await ScopedValues.current.sqliteSession.execute("DELETE FROM movies WHERE title = \("Heat")")
+            }
+            events.record("deleted")
+        }
+        var insertError: (any Error)?
+        do {
+            try await root.withScope({ $0.sqliteTransactionMode = mode }) {
+                let session = try await ScopedValues.current.sqliteSession
+                let id = try #require(try await session.scalar("SELECT id FROM movies WHERE title = \("Heat")", as: Int.self))
+                checked.fire()
+                await deleteStarted.wait()
+                // Give the delete every chance to run before the insert.
+                try await Task.sleep(for: .milliseconds(50))
+                try await session.execute("INSERT INTO ratings (movie_id, stars) VALUES (\(id), \(5))")
+                events.record("inserted")
+            }
+        } catch {
+            insertError = error
+        }
+        try await deleter.value
+        switch mode {
+        case .immediate:
+            #expect(insertError == nil)
+            #expect(events.all == ["inserted", "deleted"])
+        case .deferred:
+            #expect((insertError as? SQLiteError)?.code == .constraint)
+            #expect(events.all == ["deleted"])
+        }
+        await root.shutdown()
+    }
+
     @Test func tenThousandSessionsReturnEveryConnection() async throws {
         let folder = try TemporaryFolder()
         let root = makeRoot(folder, readers: 2)
-        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+        let database = try await root.withScope { try await ScopedValues.current.database }
+        // Each writer reads its own uncommitted insert back through its session: only the
+        // connection that holds its transaction can see it. Each reader counts leased
+        // connections while it holds one: never more than the pool has.
+        let (unseenWrites, overLeased) = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for index in 0..<10_000 {
                 group.addTask {
                     try await root.withScope {
                         let session = try await ScopedValues.current.sqliteSession
                         if index % 10 == 0 {
-                            try await session.execute("INSERT INTO movies (title, year) VALUES (\("Movie \(index)"), \(2000))")
-                            return 0
+                            let title = "Movie \(index)"
+                            try await session.execute("INSERT INTO movies (title, year) VALUES (\(title), \(2000))")
+                            let seen = try await session.scalar("SELECT count(*) FROM movies WHERE title = \(title)", as: Int.self)
+                            return (seen == 1 ? 0 : 1, 0)
                         }
-                        return try await session.scalar("SELECT count(*) FROM movies WHERE year = \(1900)", as: Int.self) == 0 ? 0 : 1
+                        _ = try await session.scalar("SELECT count(*) FROM movies", as: Int.self)
+                        return (0, database.statistics().leased > 3 ? 1 : 0)
                     }
                 }
             }
-            return try await group.reduce(0, +)
+            return try await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
         }
-        let database = try await root.withScope { try await ScopedValues.current.database }
-        #expect(database.idleConnectionCount == 3)
-        #expect(mismatches == 0)
+        #expect(unseenWrites == 0)
+        #expect(overLeased == 0)
+        #expect(database.statistics().connections == 3)
+        #expect(database.statistics().leased == 0)
         #expect(try await count(root) == 1_000)
         await root.shutdown()
     }

@@ -1,3 +1,4 @@
+import ScopedTestSupport
 import Scoped
 import Synchronization
 
@@ -41,6 +42,8 @@ extension ScopedValues {
     @Entry var probe: LifetimeProbe? = nil
     @Entry var serviceLabel: String = "default label"
     @Entry var barrier: Barrier? = nil
+    /// How many readers `BrokenKey`'s construction waits for before it fails.
+    @Entry var expectedWaiters: Int? = nil
 }
 
 /// Holds every party until all have arrived, so that constructions overlap for certain; once
@@ -195,8 +198,38 @@ struct ConstructionFailure: Error {}
 enum BrokenKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
     static func makeValue() async throws -> Resource {
-        ScopedValues.current.probe?.built(name)
-        try await Task.sleep(for: .milliseconds(10))
+        let values = ScopedValues.current
+        values.probe?.built(name)
+        // The first construction fails only once `expectedWaiters` other readers wait for it,
+        // so that every concurrent reader provably shares it.
+        if let expected = values.expectedWaiters, let scope = values.scope, values.probe?.builds(of: name) == 1 {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while scope.waiterCount(for: ObjectIdentifier(Self.self)) < expected, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
         throw ConstructionFailure()
+    }
+}
+
+extension ScopedValues {
+    /// Holds `LateResourceKey`'s construction: it fires `started`, then waits for `release`.
+    @Entry var constructionGate: (started: Signal, release: Signal)? = nil
+}
+
+/// A scope service whose construction can be held until its scope has closed, and whose close
+/// throws.
+enum LateResourceKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource {
+        if let gate = ScopedValues.current.constructionGate {
+            gate.started.fire()
+            await gate.release.wait()
+        }
+        return Resource(name: name, label: "late")
+    }
+    static func close(_ value: Resource, outcome: ScopeOutcome) async throws {
+        ScopedValues.current.probe?.closed(name, outcome)
+        throw CloseFailure(name: name)
     }
 }

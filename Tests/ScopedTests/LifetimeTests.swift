@@ -1,3 +1,4 @@
+import ScopedTestSupport
 import Scoped
 import Synchronization
 import Testing
@@ -214,7 +215,7 @@ struct LifetimeTests {
 
     @Test func failedConstructionIsSharedByConcurrentReadersAndRetriedLater() async throws {
         let (root, probe) = makeRoot()
-        try await root.withScope {
+        try await root.withScope({ $0.expectedWaiters = 19 }) {
             let failures = await withTaskGroup(of: Bool.self) { group in
                 for _ in 0..<20 {
                     group.addTask {
@@ -229,11 +230,29 @@ struct LifetimeTests {
                 return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(failures == 20)
-            let buildsAfterConcurrentReads = probe.builds(of: "broken")
-            #expect(buildsAfterConcurrentReads >= 1 && buildsAfterConcurrentReads < 20)
+            #expect(probe.builds(of: "broken") == 1)
             await #expect(throws: ConstructionFailure.self) { try await ScopedValues.current[BrokenKey.self] }
-            #expect(probe.builds(of: "broken") == buildsAfterConcurrentReads + 1)
+            #expect(probe.builds(of: "broken") == 2)
         }
+    }
+
+    @Test func aConstructionThatFinishesAfterItsScopeClosedIsClosedAndItsCloseFailureReported() async throws {
+        let probe = LifetimeProbe()
+        let reported = Recorder<ScopeCloseError>()
+        let gate = (started: Signal(), release: Signal())
+        let root = ScopeRoot(onCloseError: { reported.record($0) }) { $0.probe = probe }
+        var late: Task<Resource, any Error>?
+        try await root.withScope({ $0.constructionGate = gate }) {
+            late = Task { try await ScopedValues.current[LateResourceKey.self] }
+            await gate.started.wait()
+        }
+        gate.release.fire()
+        await #expect(throws: ScopedError.scopeEnded(entry: LateResourceKey.name)) { try await late?.value }
+        #expect(probe.events == ["close \(LateResourceKey.name) cancelled"])
+        let failures = reported.all.flatMap(\.failures)
+        #expect(failures.map(\.entry) == [LateResourceKey.name])
+        #expect(failures.first?.error is CloseFailure)
+        #expect(reported.all.first.map { "\($0.outcome)" } == "cancelled")
     }
 
     @Test func providedServiceInstanceIsUsedAndNeverClosed() async throws {

@@ -87,6 +87,15 @@ package final class ScopeContext: Sendable {
         }
     }
 
+    /// How many readers wait for the construction of the service `key` in progress; 0 when
+    /// none is in progress.
+    package func waiterCount(for key: ObjectIdentifier) -> Int {
+        state.withLock { state in
+            guard let index = state.index(of: key), case .building(_, let waiters) = state.entries[index].slot else { return 0 }
+            return waiters.count
+        }
+    }
+
     /// The service for `K`, built now if this scope has not built it yet.
     nonisolated(nonsending) package func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
         let id = ObjectIdentifier(key)
