@@ -30,9 +30,12 @@ func loadConfiguration(
 
 /// The server built as `run` builds it, with a root that starts from the current (test) scope,
 /// validated and seeded as at start-up.
-func makeApplication(_ configuration: AppConfiguration) async throws -> (some ApplicationProtocol, ScopeRoot) {
-    var logger = Logger(label: "test")
-    logger.logLevel = .warning
+///
+/// - Parameter logger: the server's logger; by default one that logs warnings to standard error.
+func makeApplication(
+    _ configuration: AppConfiguration,
+    logger: Logger = { var logger = Logger(label: "test"); logger.logLevel = .warning; return logger }()
+) async throws -> (some ApplicationProtocol, ScopeRoot) {
     let root = try CatalogServer.makeRoot(configuration, base: .current)
     try await CatalogServer.prepare(root, configuration: configuration, logger: logger)
     return (CatalogServer.makeApplication(root: root, configuration: configuration, logger: logger), root)
