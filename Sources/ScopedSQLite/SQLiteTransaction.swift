@@ -37,10 +37,4 @@ public struct SQLiteTransaction: ~Copyable {
     public func scalar<T: SQLiteBindable>(_ sql: SQL, as type: T.Type = T.self) throws -> T? {
         try connection.scalar(sql, as: type)
     }
-
-    /// Runs `sql`, which may hold several statements and no bound values: schema changes
-    /// inside a write. It must not end the transaction (`COMMIT`, `ROLLBACK`).
-    public func executeScript(_ sql: String) throws {
-        try connection.executeScript(sql)
-    }
 }

@@ -30,7 +30,7 @@ struct SQLiteDatabaseTests {
         let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("nul.sqlite")))
         let text = "before\u{0}after — 東京 🎬"
         let (stored, length) = try await database.write { connection in
-            try connection.executeScript("CREATE TABLE notes (body TEXT)")
+            try connection.execute("CREATE TABLE notes (body TEXT)")
             try connection.execute("INSERT INTO notes (body) VALUES (\(text))")
             return (
                 try connection.scalar("SELECT body FROM notes", as: String.self),

@@ -16,6 +16,7 @@ enum ReliabilitySuite {
         ("shutdown", GracefulShutdownScenario.run),
         ("static", StaticChecksScenario.run),
         ("log-secrets", LogSecretsScenario.run),
+        ("idle-timeout", IdleTimeoutScenario.run),
     ]
 
     static func main() async {

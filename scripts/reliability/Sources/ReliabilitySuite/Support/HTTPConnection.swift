@@ -124,6 +124,16 @@ final class HTTPConnection {
         return response
     }
 
+    /// Whether the server has closed the connection, checked without waiting: a read that
+    /// would block means it is still open.
+    var isClosedByPeer: Bool {
+        var byte: UInt8 = 0
+        let received = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if received == 0 { return true }
+        if received < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
+        return false
+    }
+
     /// Reads at most `count` bytes of whatever arrives next (for stopping mid-response).
     func readSome(_ count: Int) throws -> Int {
         var bytes = [UInt8](repeating: 0, count: count)
