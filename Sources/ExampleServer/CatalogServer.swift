@@ -13,7 +13,12 @@ enum CatalogServer {
     /// The application root: the database from configuration, the catalog's variants, and the
     /// repository variant configuration chose.
     ///
-    /// - Parameter base: the values the root starts from; tests pass their test scope's values.
+    /// - Parameters:
+    ///   - configuration: the loaded profile.
+    ///   - base: the values the root starts from; tests pass their test scope's values.
+    /// - Returns: the root, not yet validated.
+    /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` for a repository variant
+    ///   that was not registered.
     static func makeRoot(_ configuration: AppConfiguration, base: ScopedValues = ScopedValues()) throws -> ScopeRoot {
         try ScopeRoot(
             startingFrom: base,
@@ -23,7 +28,9 @@ enum CatalogServer {
             values.sqliteConfiguration = configuration.database
             // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
             if configuration.repositoryVariant != "sqlite" {
-                try values.configure { try $0.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry) }
+                try values.configure {
+                    try $0.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry)
+                }
             }
         }
     }
@@ -51,8 +58,15 @@ enum CatalogServer {
         router.add(
             middleware: RequestScopeMiddleware(root: root) { values, request, context in
                 // A request that may write runs every statement in one write transaction.
-                values.sqliteTransactionMode = request.method == .get || request.method == .head ? .deferred : .immediate
-                try applyOverrideRule(configuration, to: &values, request: request, logger: context.logger, ignoredOverride: ignoredOverride)
+                values.sqliteTransactionMode =
+                    request.method == .get || request.method == .head ? .deferred : .immediate
+                try applyOverrideRule(
+                    configuration,
+                    to: &values,
+                    request: request,
+                    logger: context.logger,
+                    ignoredOverride: ignoredOverride
+                )
             }
         )
         let routes = RouteRecorder(router: router, table: table)
@@ -65,6 +79,7 @@ enum CatalogServer {
     }
 
     /// Selects the variant a request's header asks for, where the profile has a rule for it.
+    ///
     /// Without a rule the header is ignored, and that is logged once.
     private static func applyOverrideRule(
         _ configuration: AppConfiguration,
@@ -75,7 +90,10 @@ enum CatalogServer {
     ) throws {
         guard let rule = configuration.overrideRule else {
             if request.headers[HTTPField.Name(SampleCatalog.overrideHeader)!] != nil,
-                ignoredOverride.withLock({ logged in defer { logged = true }; return !logged })
+                ignoredOverride.withLock({ logged in
+                    defer { logged = true }
+                    return !logged
+                })
             {
                 logger.notice("Ignoring the \(SampleCatalog.overrideHeader) header: this profile has no override rule")
             }
@@ -102,7 +120,9 @@ enum CatalogServer {
             server: .http1(configuration: configuration.http1),
             configuration: configuration.server,
             onServerRunning: { channel in
-                logger.notice("Listening on \(channel.localAddress?.description ?? "?") (profile \(configuration.profile.rawValue))")
+                logger.notice(
+                    "Listening on \(channel.localAddress?.description ?? "?") (profile \(configuration.profile.rawValue))"
+                )
             },
             logger: logger
         )

@@ -15,6 +15,7 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A variant was selected that the application root did not register.
     case unknownVariant(entry: String, variant: String, known: [String])
 
+    /// A description for logs and error messages.
     public var description: String {
         switch self {
         case .missingObject(let type):

@@ -35,5 +35,6 @@ public protocol ScopedKey {
 }
 
 extension ScopedKey {
+    /// `nil`: a key has no test stand-in unless it declares one.
     public static var testValue: Value? { nil }
 }

@@ -28,8 +28,10 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
 
     /// Opens request scopes on `root`.
     ///
-    /// - Parameter update: changes each request's scope as it opens; an error it throws fails
-    ///   the request with that error.
+    /// - Parameters:
+    ///   - root: the application root every request scope is a child of.
+    ///   - update: changes each request's scope as it opens; an error it throws fails the
+    ///     request with that error.
     public init(root: ScopeRoot, update: @escaping Update = { _, _, _ in }) {
         self.root = { root }
         self.update = update
@@ -49,11 +51,12 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
         context: Context,
         next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
-        try await root().withScope({ values in
-            values.requestID = context.id
-            try update(&values, request, context)
-        }) {
-            try await next(request, context)
-        }
+        try await root()
+            .withScope({ values in
+                values.requestID = context.id
+                try update(&values, request, context)
+            }) {
+                try await next(request, context)
+            }
     }
 }

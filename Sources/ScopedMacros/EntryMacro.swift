@@ -11,6 +11,7 @@ public import SwiftSyntaxMacros
 /// process, even when many tasks read it first at the same time. `@Entry(testValue: x)` also
 /// gives the key a `testValue`, which marks the entry live-only.
 public struct EntryMacro: AccessorMacro, PeerMacro {
+    /// Expands `@Entry` into the property's getter and setter through its key.
     public static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -23,6 +24,7 @@ public struct EntryMacro: AccessorMacro, PeerMacro {
         ]
     }
 
+    /// Expands `@Entry` into the property's private key type.
     public static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,
@@ -119,7 +121,8 @@ private struct Entry {
             return fail(.missingDefaultValue, at: binding, fixIts: [fixIt])
         }
         let testValue = attribute.arguments?.as(LabeledExprListSyntax.self)?
-            .first { $0.label?.text == "testValue" }?.expression.trimmed
+            .first { $0.label?.text == "testValue" }?
+            .expression.trimmed
         return Entry(
             keyName: "__Key_\(name.trimmedDescription)",
             type: type,

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A set of resources handed out one task at a time. A task that finds none free suspends
-/// until one is returned; no thread ever blocks waiting.
+/// A set of resources handed out one task at a time.
+///
+/// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
 final class AsyncPool<Resource: Sendable>: Sendable {
     private struct Waiter {
         let id: UInt64
@@ -108,5 +109,6 @@ final class AsyncPool<Resource: Sendable>: Sendable {
 
 /// The database was closed: no connection can be leased any more.
 public struct SQLiteDatabaseClosedError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A description for logs and error messages.
     public var description: String { "The SQLite database is closed." }
 }

@@ -15,16 +15,19 @@ public struct SQL: Hashable, Sendable, ExpressibleByStringInterpolation, CustomS
     /// The values bound to the `?` parameters, in order.
     public private(set) var bindings: [SQLiteValue]
 
+    /// Creates SQL from a literal with no values.
     public init(stringLiteral value: String) {
         text = value
         bindings = []
     }
 
+    /// Creates SQL from text and the values it binds, in order.
     public init(stringInterpolation: StringInterpolation) {
         text = stringInterpolation.text
         bindings = stringInterpolation.bindings
     }
 
+    /// A description for logs and error messages.
     public var description: String { text }
 
     /// Builds a ``SQL`` from literal text and bound values.
@@ -32,11 +35,13 @@ public struct SQL: Hashable, Sendable, ExpressibleByStringInterpolation, CustomS
         var text = ""
         var bindings: [SQLiteValue] = []
 
+        /// Creates an empty interpolation.
         public init(literalCapacity: Int, interpolationCount: Int) {
             text.reserveCapacity(literalCapacity + interpolationCount)
             bindings.reserveCapacity(interpolationCount)
         }
 
+        /// Appends SQL text written in the literal; it is never a value.
         public mutating func appendLiteral(_ literal: String) {
             text += literal
         }

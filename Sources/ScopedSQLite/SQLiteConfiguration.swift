@@ -34,12 +34,18 @@ public struct SQLiteConfiguration: Sendable, Hashable {
 
     /// The database file; its parent folders are created if missing.
     public var path: String
-    /// How many reader connections to keep; the one writer is always there. Default 4.
+    /// How many reader connections to keep; the one writer is always there.
+    ///
+    /// Default 4.
     public var readers: Int
-    /// Durability of commits. Default ``Synchronous/full``.
+    /// Durability of commits.
+    ///
+    /// Default ``Synchronous/full``.
     public var synchronous: Synchronous
-    /// How long to keep retrying, asynchronously, when another process holds the database's
-    /// write lock, before failing with ``SQLiteError/Code/busy``. Default 5 seconds.
+    /// How long to keep retrying, asynchronously, when another process holds the database's write lock, before failing
+    /// with ``SQLiteError/Code/busy``.
+    ///
+    /// Default 5 seconds.
     public var busyTimeout: Duration
     /// Opens the file read-only: every write fails with ``SQLiteError/Code/readOnly``.
     public var readOnly: Bool

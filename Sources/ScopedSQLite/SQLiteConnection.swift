@@ -1,7 +1,8 @@
 import CSQLite
 
-/// One connection to a database file, with its own cache of prepared statements. Internal:
-/// clients reach it only through a borrowed ``SQLiteTransaction`` or a ``SQLiteSession``.
+/// One connection to a database file, with its own cache of prepared statements.
+///
+/// Internal: clients reach it only through a borrowed ``SQLiteTransaction`` or a ``SQLiteSession``.
 ///
 /// `@unchecked Sendable`: it is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be used by
 /// two tasks at once. Its ``AsyncPool`` makes that true: a connection is leased to one holder

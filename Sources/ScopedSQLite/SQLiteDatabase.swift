@@ -28,7 +28,8 @@ public final class SQLiteDatabase: Sendable {
                 throw SQLiteError(
                     code: .cantOpen,
                     resultCode: SQLITE_CANTOPEN,
-                    message: "Cannot create the folder \(folder.path) for the database \(path): \(error.localizedDescription)",
+                    message:
+                        "Cannot create the folder \(folder.path) for the database \(path): \(error.localizedDescription)",
                     sql: nil
                 )
             }
@@ -40,7 +41,9 @@ public final class SQLiteDatabase: Sendable {
         }
         var readers: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
-            readers.append(try Self.open(path, flags: SQLITE_OPEN_READONLY, configuration: configuration, isWriter: false))
+            readers.append(
+                try Self.open(path, flags: SQLITE_OPEN_READONLY, configuration: configuration, isWriter: false)
+            )
         }
         writers = AsyncPool([writer])
         readerPool = AsyncPool(readers)
@@ -56,7 +59,12 @@ public final class SQLiteDatabase: Sendable {
         do {
             connection = try SQLiteConnection(path: path, flags: flags)
         } catch let error as SQLiteError {
-            throw SQLiteError(code: error.code, resultCode: error.resultCode, message: "\(error.message): \(path)", sql: nil)
+            throw SQLiteError(
+                code: error.code,
+                resultCode: error.resultCode,
+                message: "\(error.message): \(path)",
+                sql: nil
+            )
         }
         do {
             if isWriter && !configuration.readOnly {
@@ -78,7 +86,12 @@ public final class SQLiteDatabase: Sendable {
             try connection.executeScript("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;")
         } catch let error as SQLiteError {
             connection.close()
-            throw SQLiteError(code: error.code, resultCode: error.resultCode, message: "\(error.message): \(path)", sql: error.sql)
+            throw SQLiteError(
+                code: error.code,
+                resultCode: error.resultCode,
+                message: "\(error.message): \(path)",
+                sql: error.sql
+            )
         }
         return connection
     }
@@ -95,7 +108,12 @@ public final class SQLiteDatabase: Sendable {
                 version = migration.version
             } catch {
                 try? connection.executeScript("ROLLBACK")
-                throw SQLiteMigrationError(version: migration.version, name: migration.name, currentVersion: version, underlying: error)
+                throw SQLiteMigrationError(
+                    version: migration.version,
+                    name: migration.name,
+                    currentVersion: version,
+                    underlying: error
+                )
             }
         }
     }
@@ -182,9 +200,10 @@ public final class SQLiteDatabase: Sendable {
     /// has ended, this is ``SQLiteConfiguration/readers`` + 1.
     public var idleConnectionCount: Int { readerPool.availableCount + writers.availableCount }
 
-    /// A snapshot of the connections: how many there are and how many are leased. A
-    /// connection returns to its pool outside any transaction, so only leased connections can
-    /// hold one. Meant for health and debug endpoints.
+    /// A snapshot of the connections: how many there are and how many are leased.
+    ///
+    /// A connection returns to its pool outside any transaction, so only leased connections can hold one. Meant for
+    /// health and debug endpoints.
     public func statistics() -> Statistics {
         let total = readerPool.size + writers.size
         return Statistics(connections: total, leased: total - idleConnectionCount)

@@ -56,11 +56,13 @@ public struct SQLiteError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     init(resultCode: Int32, connection: OpaquePointer?, sql: String?) {
-        let message = connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
+        let message =
+            connection.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) }
             ?? String(cString: sqlite3_errstr(resultCode))
         self.init(code: Code(resultCode: resultCode), resultCode: resultCode, message: message, sql: sql)
     }
 
+    /// A description for logs and error messages.
     public var description: String {
         var text = "SQLite error \(resultCode) (\(code)): \(message)"
         if let sql { text += " in: \(sql)" }

@@ -29,6 +29,7 @@ public struct SQLiteMigrationError: Error, CustomStringConvertible {
     /// What SQLite reported.
     public let underlying: any Error
 
+    /// A description for logs and error messages.
     public var description: String {
         "Migration \(version) '\(name)' failed; the database stays at version \(currentVersion): \(underlying)"
     }

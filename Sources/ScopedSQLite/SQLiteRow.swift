@@ -45,6 +45,7 @@ public enum SQLiteDecodingError: Error, Hashable, Sendable, CustomStringConverti
     /// The requested type cannot be decoded from a row (nested containers, arrays).
     case unsupported(String)
 
+    /// A description for logs and error messages.
     public var description: String {
         switch self {
         case .missingColumn(let column): "The result has no column '\(column)'."

@@ -31,7 +31,9 @@ struct SQLiteRowDecoder: Decoder {
         func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try row.get(key.stringValue) }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try row.get(key.stringValue) }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try row.get(key.stringValue) }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try row.get(key.stringValue, as: Double.self)) }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+            Float(try row.get(key.stringValue, as: Double.self))
+        }
         func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try row.get(key.stringValue) }
         func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try row.get(key.stringValue) }
 
@@ -63,7 +65,9 @@ struct SQLiteRowDecoder: Decoder {
         }
 
         func superDecoder() throws -> any Decoder { throw SQLiteDecodingError.unsupported("a super decoder") }
-        func superDecoder(forKey key: Key) throws -> any Decoder { throw SQLiteDecodingError.unsupported("a super decoder") }
+        func superDecoder(forKey key: Key) throws -> any Decoder {
+            throw SQLiteDecodingError.unsupported("a super decoder")
+        }
 
         private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
             let value: Int64 = try row.get(key.stringValue)

@@ -24,9 +24,12 @@ extension ScopedValues {
 
 /// The application's ``SQLiteDatabase``, an app service built from `sqliteConfiguration`.
 public enum SQLiteDatabaseKey: ScopedServiceKey {
+    /// Which scope owns the service.
     public static let lifetime = ScopedLifetime.app
+    /// The name diagnostics and errors use.
     public static var name: String { "database" }
 
+    /// Builds the service.
     public static func makeValue() async throws -> SQLiteDatabase {
         guard let configuration = ScopedValues.current.sqliteConfiguration else {
             throw SQLiteError(
@@ -39,6 +42,7 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
         return try SQLiteDatabase(configuration)
     }
 
+    /// Closes the service when its owning scope ends.
     public static func close(_ database: SQLiteDatabase, outcome: ScopeOutcome) async throws {
         await database.close()
     }
@@ -46,14 +50,18 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
 
 /// The scope's ``SQLiteSession``, a per-scope resource finished when the scope ends.
 public enum SQLiteSessionKey: ScopedServiceKey {
+    /// Which scope owns the service.
     public static let lifetime = ScopedLifetime.scope
+    /// The name diagnostics and errors use.
     public static var name: String { "sqliteSession" }
 
+    /// Builds the service.
     public static func makeValue() async throws -> SQLiteSession {
         let values = ScopedValues.current
         return SQLiteSession(database: try await values.database, mode: values.sqliteTransactionMode)
     }
 
+    /// Closes the service when its owning scope ends.
     public static func close(_ session: SQLiteSession, outcome: ScopeOutcome) async throws {
         try await session.finish(outcome)
     }

@@ -111,7 +111,12 @@ public final class SQLiteSession: Sendable {
     ///
     /// - Throws: the commit's error, after rolling back, when a successful scope's commit fails.
     public func finish(_ outcome: ScopeOutcome) async throws {
-        guard let current = lease.withLock({ lease in defer { lease = nil }; return lease }) else { return }
+        guard
+            let current = lease.withLock({ lease in
+                defer { lease = nil }
+                return lease
+            })
+        else { return }
         switch current {
         case .reader(let connection):
             defer { database.releaseReader(connection) }

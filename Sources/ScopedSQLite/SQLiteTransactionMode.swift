@@ -9,5 +9,6 @@ public enum SQLiteTransactionMode: String, Hashable, Sendable, CustomStringConve
     /// transaction, begun by the first statement: what a check-then-write request needs.
     case immediate
 
+    /// A description for logs and error messages.
     public var description: String { rawValue }
 }

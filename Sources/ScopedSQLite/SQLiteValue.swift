@@ -21,7 +21,9 @@ public protocol SQLiteBindable: Sendable {
 }
 
 extension Int: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue, let int = Int(exactly: value) else { return nil }
         self = int
@@ -29,7 +31,9 @@ extension Int: SQLiteBindable {
 }
 
 extension Int64: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { .integer(self) }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue else { return nil }
         self = value
@@ -37,7 +41,9 @@ extension Int64: SQLiteBindable {
 }
 
 extension Double: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { .real(self) }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         switch sqliteValue {
         case .real(let value): self = value
@@ -48,7 +54,9 @@ extension Double: SQLiteBindable {
 }
 
 extension Bool: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         guard case .integer(let value) = sqliteValue else { return nil }
         self = value != 0
@@ -56,7 +64,9 @@ extension Bool: SQLiteBindable {
 }
 
 extension String: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { .text(self) }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         guard case .text(let value) = sqliteValue else { return nil }
         self = value
@@ -64,7 +74,9 @@ extension String: SQLiteBindable {
 }
 
 extension [UInt8]: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { .blob(self) }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         guard case .blob(let value) = sqliteValue else { return nil }
         self = value
@@ -72,7 +84,9 @@ extension [UInt8]: SQLiteBindable {
 }
 
 extension Optional: SQLiteBindable where Wrapped: SQLiteBindable {
+    /// The value as SQLite stores it.
     public var sqliteValue: SQLiteValue { self?.sqliteValue ?? .null }
+    /// Reads the value from SQLite's, or `nil` when it holds another type.
     public init?(sqliteValue: SQLiteValue) {
         if case .null = sqliteValue {
             self = .none

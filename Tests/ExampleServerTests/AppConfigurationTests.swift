@@ -23,12 +23,16 @@ struct AppConfigurationTests {
         #expect(configuration.http1.idleTimeout == .seconds(60))
         #expect(configuration.seed)
         #expect(configuration.database.synchronous == .full)
-        #expect(configuration.overrideRule == .init(header: "X-Catalog", entry: "movieRepository", variants: ["fixture"]))
+        #expect(
+            configuration.overrideRule == .init(header: "X-Catalog", entry: "movieRepository", variants: ["fixture"])
+        )
         #expect(configuration.debugRoutes)
     }
 
     @Test func productionProfileHasNoOverrideRuleNoDebugRoutesAndNoSeed() async throws {
-        let configuration = try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder, "APP_ENV": "production"])
+        let configuration = try await AppConfiguration.load(environment: [
+            "CONFIG_DIR": repositoryConfigFolder, "APP_ENV": "production",
+        ])
         #expect(configuration.overrideRule == nil)
         #expect(configuration.http1.idleTimeout == .seconds(30))
         #expect(!configuration.debugRoutes)
@@ -37,7 +41,8 @@ struct AppConfigurationTests {
 
     @Test func environmentVariablesOverrideTheFile() async throws {
         let configuration = try await AppConfiguration.load(environment: [
-            "CONFIG_DIR": repositoryConfigFolder, "HTTP_PORT": "9999", "DATABASE_PATH": "/tmp/x.sqlite", "HTTP_HOST": "127.0.0.2",
+            "CONFIG_DIR": repositoryConfigFolder, "HTTP_PORT": "9999", "DATABASE_PATH": "/tmp/x.sqlite",
+            "HTTP_HOST": "127.0.0.2",
             "HTTP_IDLE_TIMEOUT": "2.5",
         ])
         #expect(configuration.server.address == .hostname("127.0.0.2", port: 9999))
@@ -53,9 +58,13 @@ struct AppConfigurationTests {
         (["DATABASE_SYNCHRONOUS": "sometimes"], "database.synchronous", "environment variable DATABASE_SYNCHRONOUS"),
         (["CATALOG_REPOSITORY": "postgres"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
     ])
-    func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String) async throws {
+    func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String)
+        async throws
+    {
         let error = try await #require(throws: ConfigurationError.self) {
-            try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder].merging(environment) { $1 })
+            try await AppConfiguration.load(
+                environment: ["CONFIG_DIR": repositoryConfigFolder].merging(environment) { $1 }
+            )
         }
         #expect(error.key == key)
         #expect(error.source == source)
@@ -102,7 +111,10 @@ struct AppConfigurationTests {
     }
 
     @Test(arguments: [
-        (#""overrides": {"header": "X-Catalog", "entry": "movieRepository", "variants": ["fixture"]}"#, "overrides.header"),
+        (
+            #""overrides": {"header": "X-Catalog", "entry": "movieRepository", "variants": ["fixture"]}"#,
+            "overrides.header"
+        ),
         (#""debug": {"routes": true}"#, "debug.routes"),
         (#""database": {"path": "p.sqlite", "seed": true}"#, "database.seed"),
     ])

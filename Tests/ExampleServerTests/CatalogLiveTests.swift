@@ -27,13 +27,16 @@ struct FailingAfterWriteRepository: MovieRepository {
         _ = try await base.addRating(movieID: movieID, stars: stars)
         throw Failure()
     }
-    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? { try await base.ratingTotals(movieID: movieID) }
+    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
+        try await base.ratingTotals(movieID: movieID)
+    }
 }
 
 /// The real server on loopback, on a real SQLite file in a temporary folder.
 struct CatalogLiveTests {
     private func titles(_ client: some TestClientProtocol, headers: HTTPFields = [:]) async throws -> [String] {
-        try await client.execute(uri: "/movies?limit=500", method: .get, headers: headers) { (response: TestResponse) async throws in
+        try await client.execute(uri: "/movies?limit=500", method: .get, headers: headers) {
+            (response: TestResponse) async throws in
             try response.decode(MoviePage.self).items.map(\.title)
         }
     }
@@ -44,19 +47,27 @@ struct CatalogLiveTests {
         let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
         try await app.test(.live) { client in
             #expect(try await titles(client) == SampleCatalog.movies.map(\.title))
-            let created = try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) {
+            let created = try await client.execute(
+                uri: "/movies",
+                method: .post,
+                body: json(#"{"title":"Up","year":2009}"#)
+            ) {
                 (response: TestResponse) async throws in
                 #expect(response.status == .created)
                 return try response.decode(Movie.self)
             }
-            try await client.execute(uri: "/movies/\(created.id)", method: .get) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/\(created.id)", method: .get) {
+                (response: TestResponse) async throws in
                 #expect(try response.decode(Movie.self) == created)
             }
         }
         await root.shutdown()
         // A 201 means committed: the row is in the file after the server stopped.
         let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
-        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies WHERE title = \("Up")", as: Int.self) } == 1)
+        #expect(
+            try await database.read { try $0.scalar("SELECT count(*) FROM movies WHERE title = \("Up")", as: Int.self) }
+                == 1
+        )
         await database.close()
     }
 
@@ -65,12 +76,21 @@ struct CatalogLiveTests {
         let folder = try TemporaryFolder()
         let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
         try await app.test(.live) { client in
-            #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Toy Story", "A Bug's Life", "Toy Story 2"])
-            try await client.execute(uri: "/movies/2", method: .get, headers: [.catalog: "fixture"]) { (response: TestResponse) async throws in
-                #expect(try response.decode(Movie.self) == Movie(id: 2, title: "A Bug's Life", year: 1998, director: "John Lasseter"))
+            #expect(
+                try await titles(client, headers: [.catalog: "fixture"]) == [
+                    "Toy Story", "A Bug's Life", "Toy Story 2",
+                ]
+            )
+            try await client.execute(uri: "/movies/2", method: .get, headers: [.catalog: "fixture"]) {
+                (response: TestResponse) async throws in
+                #expect(
+                    try response.decode(Movie.self)
+                        == Movie(id: 2, title: "A Bug's Life", year: 1998, director: "John Lasseter")
+                )
             }
             #expect(try await titles(client) == SampleCatalog.movies.map(\.title))
-            try await client.execute(uri: "/movies", method: .get, headers: [.catalog: "postgres"]) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies", method: .get, headers: [.catalog: "postgres"]) {
+                (response: TestResponse) async throws in
                 response.expectError(.badRequest, code: "invalid_override", field: "X-Catalog")
             }
         }
@@ -82,12 +102,17 @@ struct CatalogLiveTests {
         let folder = try TemporaryFolder()
         let (app, root) = try await makeApplication(try await loadConfiguration(.production, folder: folder))
         try await app.test(.live) { client in
-            let created = try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Heat","year":1995}"#)) { $0.status }
+            let created = try await client.execute(
+                uri: "/movies",
+                method: .post,
+                body: json(#"{"title":"Heat","year":1995}"#)
+            ) { $0.status }
             #expect(created == .created)
             // The fixture variant lists its own catalog; production must serve the database's.
             #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Heat"])
             for path in ["/debug/scope", "/debug/echo", "/debug/stats"] {
-                try await client.execute(uri: path, method: .get, headers: [.catalog: "fixture"]) { (response: TestResponse) async throws in
+                try await client.execute(uri: path, method: .get, headers: [.catalog: "fixture"]) {
+                    (response: TestResponse) async throws in
                     response.expectError(.notFound, field: nil)
                 }
             }
@@ -100,7 +125,11 @@ struct CatalogLiveTests {
         let folder = try TemporaryFolder()
         let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
         try await app.test(.live) { client in
-            try await client.execute(uri: "/debug/scope", method: .get, headers: [.catalog: "fixture", .requestID: "debug-1"]) {
+            try await client.execute(
+                uri: "/debug/scope",
+                method: .get,
+                headers: [.catalog: "fixture", .requestID: "debug-1"]
+            ) {
                 (response: TestResponse) async throws in
                 #expect(response.status == .ok)
                 let description = try response.decode(ScopeDescription.self)
@@ -125,13 +154,23 @@ struct CatalogLiveTests {
             for (id, fixture) in [("echo-fixture", true), ("echo-sqlite", false)] {
                 var fields: HTTPFields = [.requestID: id]
                 if fixture { fields[.catalog] = "fixture" }
-                try await client.execute(uri: "/debug/echo", method: .get, headers: fields) { (response: TestResponse) async throws in
+                try await client.execute(uri: "/debug/echo", method: .get, headers: fields) {
+                    (response: TestResponse) async throws in
                     let echo = try response.decode(ScopeEcho.self)
                     let expected = ScopeEcho.Reading(
                         requestID: id,
                         repository: fixture ? "InMemoryMovieRepository" : "SQLiteMovieRepository"
                     )
-                    #expect(echo == ScopeEcho(handler: expected, asyncLet: expected, taskGroup: [expected, expected], database: id, afterDatabase: expected))
+                    #expect(
+                        echo
+                            == ScopeEcho(
+                                handler: expected,
+                                asyncLet: expected,
+                                taskGroup: [expected, expected],
+                                database: id,
+                                afterDatabase: expected
+                            )
+                    )
                 }
             }
             try await client.execute(uri: "/debug/stats", method: .get) { (response: TestResponse) async throws in

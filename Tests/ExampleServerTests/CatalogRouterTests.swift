@@ -30,10 +30,14 @@ struct CatalogRouterTests {
         }
     }
 
-    @Test(arguments: [("abc-123_X.y", true), (String(repeating: "a", count: 64), true), ("bad id!", false), (String(repeating: "a", count: 65), false)])
+    @Test(arguments: [
+        ("abc-123_X.y", true), (String(repeating: "a", count: 64), true), ("bad id!", false),
+        (String(repeating: "a", count: 65), false),
+    ])
     func validIncomingRequestIDIsEchoedOthersAreReplaced(id: String, valid: Bool) async throws {
         try await withApp { client in
-            try await client.execute(uri: "/movies/99", method: .get, headers: [.requestID: id]) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/99", method: .get, headers: [.requestID: id]) {
+                (response: TestResponse) async throws in
                 #expect((response.headers[.requestID] == id) == valid)
                 response.expectError(.notFound, code: "not_found", field: nil)
             }
@@ -48,7 +52,8 @@ struct CatalogRouterTests {
                 #expect(page.items.map(\.id) == [1, 2, 3])
                 #expect(page.items[1] == Movie(id: 2, title: "A Bug's Life", year: 1998, director: "John Lasseter"))
             }
-            try await client.execute(uri: "/movies?limit=1&offset=1", method: .get) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies?limit=1&offset=1", method: .get) {
+                (response: TestResponse) async throws in
                 let page = try response.decode(MoviePage.self)
                 #expect(page.items.map(\.id) == [2])
                 #expect(page.total == 3)
@@ -56,7 +61,10 @@ struct CatalogRouterTests {
         }
     }
 
-    @Test(arguments: [("limit=0", "limit"), ("limit=501", "limit"), ("limit=abc", "limit"), ("offset=-1", "offset"), ("offset=x", "offset")])
+    @Test(arguments: [
+        ("limit=0", "limit"), ("limit=501", "limit"), ("limit=abc", "limit"), ("offset=-1", "offset"),
+        ("offset=x", "offset"),
+    ])
     func invalidPagingIsABadRequestNamingTheField(query: String, field: String) async throws {
         try await withApp { client in
             try await client.execute(uri: "/movies?\(query)", method: .get) { (response: TestResponse) async throws in
@@ -69,9 +77,13 @@ struct CatalogRouterTests {
         try await withApp { client in
             try await client.execute(uri: "/movies/1", method: .get) { (response: TestResponse) async throws in
                 #expect(response.status == .ok)
-                #expect(try response.decode(Movie.self) == Movie(id: 1, title: "Toy Story", year: 1995, director: "John Lasseter"))
+                #expect(
+                    try response.decode(Movie.self)
+                        == Movie(id: 1, title: "Toy Story", year: 1995, director: "John Lasseter")
+                )
             }
-            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) {
+                (response: TestResponse) async throws in
                 #expect(response.object.keys.contains("director"))
                 #expect(response.object["director"] is NSNull)
             }
@@ -82,7 +94,8 @@ struct CatalogRouterTests {
     func nonPositiveOrNonNumericIDIsABadRequest(id: String) async throws {
         try await withApp { client in
             for method in [HTTPRequest.Method.get, .delete] {
-                try await client.execute(uri: "/movies/\(id)", method: method) { (response: TestResponse) async throws in
+                try await client.execute(uri: "/movies/\(id)", method: method) {
+                    (response: TestResponse) async throws in
                     response.expectError(.badRequest, code: "invalid_id", field: "id")
                 }
             }
@@ -91,10 +104,16 @@ struct CatalogRouterTests {
 
     @Test func createReturns201WithLocationAndTheMovie() async throws {
         try await withApp { client in
-            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009,"director":"Pete Docter"}"#)) { (response: TestResponse) async throws in
+            try await client.execute(
+                uri: "/movies",
+                method: .post,
+                body: json(#"{"title":"Up","year":2009,"director":"Pete Docter"}"#)
+            ) { (response: TestResponse) async throws in
                 #expect(response.status == .created)
                 #expect(response.headers[.location] == "/movies/4")
-                #expect(try response.decode(Movie.self) == Movie(id: 4, title: "Up", year: 2009, director: "Pete Docter"))
+                #expect(
+                    try response.decode(Movie.self) == Movie(id: 4, title: "Up", year: 2009, director: "Pete Docter")
+                )
             }
             try await client.execute(uri: "/movies/4", method: .get) { (response: TestResponse) async throws in
                 #expect(try response.decode(Movie.self).title == "Up")
@@ -117,12 +136,17 @@ struct CatalogRouterTests {
     func invalidMovieIsUnprocessableNamingTheField(body: String, field: String) async throws {
         try await withApp { client in
             for (uri, method) in [("/movies", HTTPRequest.Method.post), ("/movies/1", .put)] {
-                try await client.execute(uri: uri, method: method, body: json(body)) { (response: TestResponse) async throws in
+                try await client.execute(uri: uri, method: method, body: json(body)) {
+                    (response: TestResponse) async throws in
                     response.expectError(.unprocessableContent, code: "invalid_field", field: field)
                 }
             }
             try await client.execute(uri: "/movies", method: .get) { (response: TestResponse) async throws in
-                #expect(try response.decode(MoviePage.self).items.map(\.title) == ["Toy Story", "A Bug's Life", "Toy Story 2"])
+                #expect(
+                    try response.decode(MoviePage.self).items.map(\.title) == [
+                        "Toy Story", "A Bug's Life", "Toy Story 2",
+                    ]
+                )
             }
         }
     }
@@ -130,7 +154,8 @@ struct CatalogRouterTests {
     @Test(arguments: ["{bad", "", "[1,2]", "\"text\""])
     func malformedJSONIsABadRequest(body: String) async throws {
         try await withApp { client in
-            try await client.execute(uri: "/movies", method: .post, body: json(body)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies", method: .post, body: json(body)) {
+                (response: TestResponse) async throws in
                 response.expectError(.badRequest, code: "malformed_json", field: nil)
             }
         }
@@ -139,7 +164,8 @@ struct CatalogRouterTests {
     @Test func bodyOverOneMebibyteIsRefusedAs413() async throws {
         try await withApp { client in
             let title = String(repeating: "x", count: (1 << 20) + 1)
-            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"\#(title)","year":2009}"#)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"\#(title)","year":2009}"#)) {
+                (response: TestResponse) async throws in
                 response.expectError(.contentTooLarge, code: "payload_too_large", field: nil)
             }
         }
@@ -147,11 +173,18 @@ struct CatalogRouterTests {
 
     @Test func replaceReturnsTheMovieAnd404WhenAbsent() async throws {
         try await withApp { client in
-            try await client.execute(uri: "/movies/2", method: .put, body: json(#"{"title":"A Bug's Life","year":1998,"director":null}"#)) { (response: TestResponse) async throws in
+            try await client.execute(
+                uri: "/movies/2",
+                method: .put,
+                body: json(#"{"title":"A Bug's Life","year":1998,"director":null}"#)
+            ) { (response: TestResponse) async throws in
                 #expect(response.status == .ok)
-                #expect(try response.decode(Movie.self) == Movie(id: 2, title: "A Bug's Life", year: 1998, director: nil))
+                #expect(
+                    try response.decode(Movie.self) == Movie(id: 2, title: "A Bug's Life", year: 1998, director: nil)
+                )
             }
-            try await client.execute(uri: "/movies/42", method: .put, body: json(#"{"title":"X","year":2000}"#)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/42", method: .put, body: json(#"{"title":"X","year":2000}"#)) {
+                (response: TestResponse) async throws in
                 response.expectError(.notFound, code: "not_found", field: nil)
             }
         }
@@ -179,11 +212,13 @@ struct CatalogRouterTests {
                 #expect(response.object["average"] is NSNull)
                 #expect(try response.decode(Rating.self) == Rating(movieID: 1, average: nil, count: 0))
             }
-            try await client.execute(uri: "/movies/1/ratings", method: .post, body: json(#"{"stars":5}"#)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/1/ratings", method: .post, body: json(#"{"stars":5}"#)) {
+                (response: TestResponse) async throws in
                 #expect(response.status == .created)
                 #expect(try response.decode(Rating.self) == Rating(movieID: 1, average: 5, count: 1))
             }
-            try await client.execute(uri: "/movies/1/ratings", method: .post, body: json(#"{"stars":2}"#)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/1/ratings", method: .post, body: json(#"{"stars":2}"#)) {
+                (response: TestResponse) async throws in
                 #expect(try response.decode(Rating.self) == Rating(movieID: 1, average: 3.5, count: 2))
             }
             try await client.execute(uri: "/movies/1/rating", method: .get) { (response: TestResponse) async throws in
@@ -195,7 +230,8 @@ struct CatalogRouterTests {
     @Test(arguments: [#"{"stars":0}"#, #"{"stars":6}"#, #"{"stars":"5"}"#, "{}"])
     func invalidRatingIsUnprocessable(body: String) async throws {
         try await withApp { client in
-            try await client.execute(uri: "/movies/1/ratings", method: .post, body: json(body)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/1/ratings", method: .post, body: json(body)) {
+                (response: TestResponse) async throws in
                 response.expectError(.unprocessableContent, code: "invalid_field", field: "stars")
             }
         }
@@ -203,7 +239,8 @@ struct CatalogRouterTests {
 
     @Test func ratingsOfAMissingMovieAre404() async throws {
         try await withApp { client in
-            try await client.execute(uri: "/movies/9/ratings", method: .post, body: json(#"{"stars":3}"#)) { (response: TestResponse) async throws in
+            try await client.execute(uri: "/movies/9/ratings", method: .post, body: json(#"{"stars":3}"#)) {
+                (response: TestResponse) async throws in
                 response.expectError(.notFound, code: "not_found", field: nil)
             }
             try await client.execute(uri: "/movies/9/rating", method: .get) { (response: TestResponse) async throws in

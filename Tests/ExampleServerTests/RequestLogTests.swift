@@ -17,7 +17,9 @@ struct RequestLogTests {
     /// returns each response's status and request ID with the captured lines.
     private func run(
         _ requests: [(method: HTTPRequest.Method, uri: String, headers: HTTPFields, body: String?)]
-    ) async throws -> (responses: [(status: HTTPResponse.Status, id: String?, allow: String?)], lines: [LogCapture.Line]) {
+    ) async throws -> (
+        responses: [(status: HTTPResponse.Status, id: String?, allow: String?)], lines: [LogCapture.Line]
+    ) {
         let folder = try TemporaryFolder()
         let capture = LogCapture()
         let (app, root) = try await makeApplication(
@@ -53,7 +55,9 @@ struct RequestLogTests {
         (.get, "/no/such/path", nil, 404),
         (.get, "/movies/1", nil, 200),
     ])
-    func eachRequestIsLoggedOnceWithItsRealStatus(method: HTTPRequest.Method, uri: String, body: String?, status: Int) async throws {
+    func eachRequestIsLoggedOnceWithItsRealStatus(method: HTTPRequest.Method, uri: String, body: String?, status: Int)
+        async throws
+    {
         let (responses, lines) = try await run([(method, uri, [:], body)])
         let response = try #require(responses.first)
         #expect(response.status.code == status)
@@ -76,7 +80,7 @@ struct RequestLogTests {
             (.get, "/movies/1", [.requestID: "client-chosen-id"], nil),
             (.get, "/movies/1", [:], nil),
         ])
-        #expect(responses.map(\.id) .first == "client-chosen-id")
+        #expect(responses.map(\.id).first == "client-chosen-id")
         let ids = responses.compactMap(\.id)
         #expect(Set(ids).count == 2)
         let requestLines = lines.filter { $0.message.contains(" -> ") }
@@ -92,7 +96,9 @@ struct RequestLogTests {
         (.patch, "/movies/1", "GET, PUT, DELETE"),
         (.get, "/movies/1/ratings", "POST"),
     ])
-    func aKnownPathWithAMethodItDoesNotServeIs405WithAllow(method: HTTPRequest.Method, uri: String, allow: String) async throws {
+    func aKnownPathWithAMethodItDoesNotServeIs405WithAllow(method: HTTPRequest.Method, uri: String, allow: String)
+        async throws
+    {
         let (responses, lines) = try await run([(method, uri, [:], nil)])
         let response = try #require(responses.first)
         #expect(response.status == .methodNotAllowed)

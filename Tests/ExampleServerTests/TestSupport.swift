@@ -23,18 +23,29 @@ func loadConfiguration(
     environment: [String: String] = [:]
 ) async throws -> AppConfiguration {
     try await AppConfiguration.load(
-        environment: ["APP_ENV": profile.rawValue, "CONFIG_DIR": repositoryConfigFolder, "DATABASE_PATH": folder.path("catalog.sqlite")]
-            .merging(environment) { $1 }
+        environment: [
+            "APP_ENV": profile.rawValue, "CONFIG_DIR": repositoryConfigFolder,
+            "DATABASE_PATH": folder.path("catalog.sqlite"),
+        ]
+        .merging(environment) { $1 }
     )
 }
 
 /// The server built as `run` builds it, with a root that starts from the current (test) scope,
 /// validated and seeded as at start-up.
 ///
-/// - Parameter logger: the server's logger; by default one that logs warnings to standard error.
+/// - Parameters:
+///   - configuration: the loaded profile.
+///   - logger: the server's logger; by default one that logs warnings to standard error.
+/// - Returns: the application and its root, which the test shuts down.
+/// - Throws: what validation or seeding throws.
 func makeApplication(
     _ configuration: AppConfiguration,
-    logger: Logger = { var logger = Logger(label: "test"); logger.logLevel = .warning; return logger }()
+    logger: Logger = {
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        return logger
+    }()
 ) async throws -> (some ApplicationProtocol, ScopeRoot) {
     let root = try CatalogServer.makeRoot(configuration, base: .current)
     try await CatalogServer.prepare(root, configuration: configuration, logger: logger)
@@ -57,7 +68,12 @@ extension TestResponse {
 
     /// Expects the documented error shape: code, message, the field when given, and the
     /// request ID that the `X-Request-ID` header carries.
-    func expectError(_ status: HTTPResponse.Status, code: String? = nil, field: String?, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectError(
+        _ status: HTTPResponse.Status,
+        code: String? = nil,
+        field: String?,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(self.status == status, sourceLocation: sourceLocation)
         let error = object["error"] as? [String: Any]
         #expect(error != nil, "error body: \(String(buffer: body))", sourceLocation: sourceLocation)

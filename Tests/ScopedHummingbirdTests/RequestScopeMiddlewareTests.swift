@@ -16,7 +16,9 @@ extension ScopedValues {
 final class CloseLog: Sendable {
     private let outcomes = Mutex<[String]>([])
     func record(_ outcome: ScopeOutcome) {
-        outcomes.withLock { $0.append(outcome.isSuccess ? "success" : "\(outcome)".hasPrefix("cancelled") ? "cancelled" : "failure") }
+        outcomes.withLock {
+            $0.append(outcome.isSuccess ? "success" : "\(outcome)".hasPrefix("cancelled") ? "cancelled" : "failure")
+        }
     }
     var all: [String] { outcomes.withLock { $0 } }
 }
@@ -37,7 +39,9 @@ struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
     let recorder: Recorder<Int>
 
     @concurrent
-    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as any HTTPResponseError {
@@ -55,10 +59,14 @@ struct RequestScopeMiddlewareTests {
         let router = Router()
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: RecordingMiddleware(recorder: recorder))
-        router.add(middleware: RequestScopeMiddleware(root: root) { values, request, _ in
-            if request.headers[HTTPField.Name("X-Refuse")!] != nil { throw HTTPError(.forbidden, message: "refused") }
-            if let greeting = request.headers[HTTPField.Name("X-Greeting")!] { values.greeting = greeting }
-        })
+        router.add(
+            middleware: RequestScopeMiddleware(root: root) { values, request, _ in
+                if request.headers[HTTPField.Name("X-Refuse")!] != nil {
+                    throw HTTPError(.forbidden, message: "refused")
+                }
+                if let greeting = request.headers[HTTPField.Name("X-Greeting")!] { values.greeting = greeting }
+            }
+        )
         router.get("/echo") { _, context in
             let values = ScopedValues.current
             _ = try await values[RequestResourceKey.self]
@@ -75,13 +83,17 @@ struct RequestScopeMiddlewareTests {
 
     @Test func aValidIncomingRequestIDIsTheScopesAndTheResponses() async throws {
         let log = CloseLog()
-        let root = ScopeRoot { $0.greeting = "hello from root"; $0.closeLog = log }
-        try await Application(router: makeRouter(root: root)).test(.router) { client in
-            try await client.execute(uri: "/echo", method: .get, headers: [.requestID: "r-1"]) { response in
-                #expect(String(buffer: response.body) == "hello from root r-1")
-                #expect(response.headers[.requestID] == "r-1")
-            }
+        let root = ScopeRoot {
+            $0.greeting = "hello from root"
+            $0.closeLog = log
         }
+        try await Application(router: makeRouter(root: root))
+            .test(.router) { client in
+                try await client.execute(uri: "/echo", method: .get, headers: [.requestID: "r-1"]) { response in
+                    #expect(String(buffer: response.body) == "hello from root r-1")
+                    #expect(response.headers[.requestID] == "r-1")
+                }
+            }
         #expect(log.all == ["success"])
         #expect(root.openScopeCount == 0)
     }
@@ -89,21 +101,25 @@ struct RequestScopeMiddlewareTests {
     @Test(arguments: [nil, "has space", String(repeating: "x", count: 65)])
     func withoutAValidIncomingIDTheRequestKeepsHummingbirdsID(incoming: String?) async throws {
         let root = ScopeRoot { $0.closeLog = CloseLog() }
-        let ids = try await Application(router: makeRouter(root: root)).test(.router) { client in
-            var ids: [String] = []
-            for _ in 0..<2 {
-                let headers: HTTPFields = incoming.map { [.requestID: $0, HTTPField.Name("X-Greeting")!: "hi"] } ?? [HTTPField.Name("X-Greeting")!: "hi"]
-                let id = try await client.execute(uri: "/echo", method: .get, headers: headers) { response in
-                    let id = try #require(response.headers[.requestID])
-                    #expect(id != incoming)
-                    #expect(RequestIDMiddleware<BasicRequestContext>.isValid(id))
-                    #expect(String(buffer: response.body) == "hi \(id)")
-                    return id
+        let ids = try await Application(router: makeRouter(root: root))
+            .test(.router) { client in
+                var ids: [String] = []
+                for _ in 0..<2 {
+                    let headers: HTTPFields =
+                        incoming.map { [.requestID: $0, HTTPField.Name("X-Greeting")!: "hi"] } ?? [
+                            HTTPField.Name("X-Greeting")!: "hi"
+                        ]
+                    let id = try await client.execute(uri: "/echo", method: .get, headers: headers) { response in
+                        let id = try #require(response.headers[.requestID])
+                        #expect(id != incoming)
+                        #expect(RequestIDMiddleware<BasicRequestContext>.isValid(id))
+                        #expect(String(buffer: response.body) == "hi \(id)")
+                        return id
+                    }
+                    ids.append(id)
                 }
-                ids.append(id)
+                return ids
             }
-            return ids
-        }
         #expect(Set(ids).count == 2)
     }
 
@@ -135,12 +151,13 @@ struct RequestScopeMiddlewareTests {
         let log = CloseLog()
         let recorder = Recorder<Int>()
         let root = ScopeRoot { $0.closeLog = log }
-        try await Application(router: makeRouter(root: root, recorder: recorder)).test(.router) { client in
-            try await client.execute(uri: "/fail", method: .get, headers: [.requestID: "failing"]) { response in
-                #expect(response.status == .conflict)
-                #expect(response.headers[.requestID] == "failing")
+        try await Application(router: makeRouter(root: root, recorder: recorder))
+            .test(.router) { client in
+                try await client.execute(uri: "/fail", method: .get, headers: [.requestID: "failing"]) { response in
+                    #expect(response.status == .conflict)
+                    #expect(response.headers[.requestID] == "failing")
+                }
             }
-        }
         #expect(log.all == ["failure"])
         #expect(recorder.all == [409])
     }
@@ -148,17 +165,22 @@ struct RequestScopeMiddlewareTests {
     @Test func anUpdateThatRefusesTheRequestPassesItsErrorOutWithItsStatus() async throws {
         let recorder = Recorder<Int>()
         let root = ScopeRoot { $0.closeLog = CloseLog() }
-        try await Application(router: makeRouter(root: root, recorder: recorder)).test(.router) { client in
-            try await client.execute(uri: "/echo", method: .get, headers: [HTTPField.Name("X-Refuse")!: "1"]) { response in
-                #expect(response.status == .forbidden)
-                #expect(response.headers[.requestID] != nil)
+        try await Application(router: makeRouter(root: root, recorder: recorder))
+            .test(.router) { client in
+                try await client.execute(uri: "/echo", method: .get, headers: [HTTPField.Name("X-Refuse")!: "1"]) {
+                    response in
+                    #expect(response.status == .forbidden)
+                    #expect(response.headers[.requestID] != nil)
+                }
             }
-        }
         #expect(recorder.all == [403])
         #expect(root.openScopeCount == 0)
     }
 
-    @Test(arguments: [("abc", true), ("a.b_c-D9", true), ("", false), ("has space", false), ("ü", false), (String(repeating: "x", count: 65), false)])
+    @Test(arguments: [
+        ("abc", true), ("a.b_c-D9", true), ("", false), ("has space", false), ("ü", false),
+        (String(repeating: "x", count: 65), false),
+    ])
     func requestIDValidity(id: String, valid: Bool) {
         #expect(RequestIDMiddleware<BasicRequestContext>.isValid(id) == valid)
     }

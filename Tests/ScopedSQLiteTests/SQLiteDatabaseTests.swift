@@ -7,7 +7,9 @@ import ScopedTestSupport
 
 struct SQLiteDatabaseTests {
     @Test(arguments: SQLiteConfiguration.Synchronous.allCases)
-    func opensInWALModeWithForeignKeysAndTheConfiguredSynchronous(synchronous: SQLiteConfiguration.Synchronous) async throws {
+    func opensInWALModeWithForeignKeysAndTheConfiguredSynchronous(synchronous: SQLiteConfiguration.Synchronous)
+        async throws
+    {
         let folder = try TemporaryFolder()
         let path = folder.path("nested/deeper/catalog.sqlite")
         let database = try SQLiteDatabase(SQLiteConfiguration(path: path, synchronous: synchronous))
@@ -92,7 +94,9 @@ struct SQLiteDatabaseTests {
         await writable.close()
         let readOnly = try SQLiteDatabase(SQLiteConfiguration(path: path, readOnly: true))
         let error = try await #require(throws: SQLiteError.self) {
-            try await readOnly.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+            try await readOnly.write {
+                _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
+            }
         }
         #expect(error.code == .readOnly)
         #expect(error.sql == "INSERT INTO movies (title, year) VALUES (?, ?)")
@@ -116,7 +120,11 @@ struct SQLiteDatabaseTests {
     @Test func failingMigrationLeavesThePreviousVersionAndNamesTheMigration() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("catalog.sqlite")
-        let broken = SQLiteMigration(version: 3, name: "add broken index", script: "CREATE TABLE extra (x); CREATE INDEX i ON nowhere (x);")
+        let broken = SQLiteMigration(
+            version: 3,
+            name: "add broken index",
+            script: "CREATE TABLE extra (x); CREATE INDEX i ON nowhere (x);"
+        )
         let error = try #require(throws: SQLiteMigrationError.self) {
             try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema + [broken]))
         }
@@ -165,7 +173,9 @@ struct SQLiteDatabaseTests {
         let folder = try TemporaryFolder()
         let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
         try await database.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
-        let row = try #require(try await database.read { try $0.query("SELECT id, title, year, director FROM movies") }.first)
+        let row = try #require(
+            try await database.read { try $0.query("SELECT id, title, year, director FROM movies") }.first
+        )
         #expect(try row.get("title", as: String.self) == "Up")
         #expect(row["director"] == .null)
         #expect(throws: SQLiteDecodingError.typeMismatch(column: "title", expected: "Int", found: .text("Up"))) {
@@ -177,7 +187,9 @@ struct SQLiteDatabaseTests {
 
     /// Another connection on the same file, on a thread of its own (as another process would
     /// be), holds the write lock until `release` is called; returns once it holds it.
-    private func holdWriteLock(on path: String, events: Recorder<String>) async throws -> (release: @Sendable () -> Void, done: Task<Void, Never>) {
+    private func holdWriteLock(on path: String, events: Recorder<String>) async throws -> (
+        release: @Sendable () -> Void, done: Task<Void, Never>
+    ) {
         let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE)
         let state = Mutex((holding: false, released: false, finished: false))
         let thread = Thread {
@@ -200,7 +212,9 @@ struct SQLiteDatabaseTests {
     @Test func writeWaitsForAnotherProcessesWriteLockAndSucceeds() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .seconds(30), migrations: movieSchema))
+        let database = try SQLiteDatabase(
+            SQLiteConfiguration(path: path, busyTimeout: .seconds(30), migrations: movieSchema)
+        )
         let events = Recorder<String>()
         let holder = try await holdWriteLock(on: path, events: events)
         let write = Task {
@@ -221,10 +235,14 @@ struct SQLiteDatabaseTests {
     @Test func writeFailsAsBusyWhenTheLockIsHeldPastTheTimeout() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, busyTimeout: .milliseconds(50), migrations: movieSchema))
+        let database = try SQLiteDatabase(
+            SQLiteConfiguration(path: path, busyTimeout: .milliseconds(50), migrations: movieSchema)
+        )
         let holder = try await holdWriteLock(on: path, events: Recorder<String>())
         let error = try await #require(throws: SQLiteError.self) {
-            try await database.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))") }
+            try await database.write {
+                _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
+            }
         }
         holder.release()
         await holder.done.value

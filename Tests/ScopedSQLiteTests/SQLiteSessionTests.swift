@@ -6,12 +6,20 @@ import ScopedTestSupport
 
 /// A root whose database is a fresh file with the movie schema.
 private func makeRoot(_ folder: TemporaryFolder, readers: Int = 4) -> ScopeRoot {
-    let configuration = SQLiteConfiguration(path: folder.path("catalog.sqlite"), readers: readers, migrations: movieSchema)
-    return ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) { $0.sqliteConfiguration = configuration }
+    let configuration = SQLiteConfiguration(
+        path: folder.path("catalog.sqlite"),
+        readers: readers,
+        migrations: movieSchema
+    )
+    return ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+        $0.sqliteConfiguration = configuration
+    }
 }
 
 private func count(_ root: ScopeRoot) async throws -> Int {
-    try await root.withScope { try await ScopedValues.current.sqliteSession.scalar("SELECT count(*) FROM movies") ?? -1 }
+    try await root.withScope {
+        try await ScopedValues.current.sqliteSession.scalar("SELECT count(*) FROM movies") ?? -1
+    }
 }
 
 private func insert(_ title: String) async throws {
@@ -130,12 +138,15 @@ struct SQLiteSessionTests {
         await root.shutdown()
     }
 
-    /// Check-then-write: a rating is inserted only after checking its movie exists, while
-    /// another request deletes that movie. Immediate mode holds the write lock from the check,
-    /// so the delete waits and the insert succeeds; deferred mode (the documented fallback)
-    /// checks in a read transaction, the delete slips in, and the insert fails.
+    /// Check-then-write: a rating is inserted only after checking its movie exists, while another request deletes that
+    /// movie.
+    ///
+    /// Immediate mode holds the write lock from the check, so the delete waits and the insert succeeds; deferred mode
+    /// (the documented fallback) checks in a read transaction, the delete slips in, and the insert fails.
     @Test(arguments: [SQLiteTransactionMode.immediate, .deferred])
-    func aConcurrentDeleteCannotSlipBetweenTheCheckAndTheInsertOfAnImmediateSession(mode: SQLiteTransactionMode) async throws {
+    func aConcurrentDeleteCannotSlipBetweenTheCheckAndTheInsertOfAnImmediateSession(mode: SQLiteTransactionMode)
+        async throws
+    {
         let folder = try TemporaryFolder()
         let root = makeRoot(folder)
         try await root.withScope { try await insert("Heat") }
@@ -154,7 +165,9 @@ struct SQLiteSessionTests {
         do {
             try await root.withScope({ $0.sqliteTransactionMode = mode }) {
                 let session = try await ScopedValues.current.sqliteSession
-                let id = try #require(try await session.scalar("SELECT id FROM movies WHERE title = \("Heat")", as: Int.self))
+                let id = try #require(
+                    try await session.scalar("SELECT id FROM movies WHERE title = \("Heat")", as: Int.self)
+                )
                 checked.fire()
                 await deleteStarted.wait()
                 // Give the delete every chance to run before the insert.
@@ -192,7 +205,10 @@ struct SQLiteSessionTests {
                         if index % 10 == 0 {
                             let title = "Movie \(index)"
                             try await session.execute("INSERT INTO movies (title, year) VALUES (\(title), \(2000))")
-                            let seen = try await session.scalar("SELECT count(*) FROM movies WHERE title = \(title)", as: Int.self)
+                            let seen = try await session.scalar(
+                                "SELECT count(*) FROM movies WHERE title = \(title)",
+                                as: Int.self
+                            )
                             return (seen == 1 ? 0 : 1, 0)
                         }
                         _ = try await session.scalar("SELECT count(*) FROM movies", as: Int.self)

@@ -20,6 +20,7 @@ public final class LogCapture: Sendable {
         /// The logger's metadata and the line's, the line's winning.
         public var metadata: Logger.Metadata
 
+        /// A description for logs and error messages.
         public var description: String { "[\(level)] \(message) \(metadata)" }
     }
 

@@ -32,7 +32,12 @@ extension ScopedValues {
 /// App-lifetime state that a test mutates: each test scope must start from a fresh one.
 final class VisitCounter: Sendable {
     private let count = Mutex(0)
-    func visit() -> Int { count.withLock { $0 += 1; return $0 } }
+    func visit() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }
 
 enum VisitCounterKey: ScopedServiceKey {

@@ -30,7 +30,8 @@ func greetsLikeAPirate() {
 }
 
 @Test func readmeShowsThisTestingExample() throws {
-    let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
     let test = try String(contentsOf: URL(filePath: #filePath), encoding: .utf8)
     let begin = try #require(test.range(of: "// README-TESTING-BEGIN\n"))

@@ -3,10 +3,12 @@ import Scoped
 import ScopedTesting
 import Testing
 
-@Suite(.scoped {
-    $0.greeting = "suite"
-    $0.locale = "fr"
-})
+@Suite(
+    .scoped {
+        $0.greeting = "suite"
+        $0.locale = "fr"
+    }
+)
 struct ScopedTraitTests {
     @Test func suiteTraitOverridesEveryTest() {
         #expect(ScopedValues.current.greeting == "suite")

@@ -36,12 +36,14 @@ struct ChildTaskInheritanceTests {
     @Test func capturedValuesCarryTheScopeIntoDetachedWork() async {
         await withScopedValues({ $0.requestID = "carried" }) {
             let values = ScopedValues.current
-            let seen = await Task.detached {
-                await withScopedValues(values) {
-                    await Task.yield()
-                    return ScopedValues.current.requestID
+            let seen =
+                await Task.detached {
+                    await withScopedValues(values) {
+                        await Task.yield()
+                        return ScopedValues.current.requestID
+                    }
                 }
-            }.value
+                .value
             #expect(seen == "carried")
         }
     }

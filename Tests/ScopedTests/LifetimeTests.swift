@@ -54,7 +54,9 @@ struct LifetimeTests {
         for _ in 0..<2 {
             try await root.withScope({ $0.serviceLabel = "request" }) {
                 let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
-                    for _ in 0..<100 { group.addTask { ObjectIdentifier(try await ScopedValues.current[SessionKey.self]) } }
+                    for _ in 0..<100 {
+                        group.addTask { ObjectIdentifier(try await ScopedValues.current[SessionKey.self]) }
+                    }
                     return try await group.reduce(into: Set()) { $0.insert($1) }
                 }
                 #expect(identities.count == 1)
@@ -157,9 +159,9 @@ struct LifetimeTests {
         #expect(error == .cycle(chain: ["cycleA (app)", "cycleB (app)", "cycleA (app)"]))
     }
 
-    /// Each task builds one service and waits for the other's: without detection neither would
-    /// ever finish. The second to wait sees the cycle; the first gets its error through the
-    /// construction it waited for.
+    /// Each task builds one service and waits for the other's: without detection neither would ever finish.
+    ///
+    /// The second to wait sees the cycle; the first gets its error through the construction it waited for.
     @Test func cycleAcrossTasksIsRefusedInsteadOfDeadlocking() async throws {
         let root = ScopeRoot { $0.barrier = Barrier(parties: 2) }
         @Sendable func error<K: ScopedServiceKey>(reading key: K.Type) async -> ScopedError? {
@@ -173,8 +175,14 @@ struct LifetimeTests {
         // Unstructured tasks and a deadline, so that a deadlock fails the test instead of hanging it.
         final class Finished: Sendable { let errors = Mutex<[ScopedError?]>([]) }
         let finished = Finished()
-        Task { let result = await error(reading: CrossTaskCycleAKey.self); finished.errors.withLock { $0.append(result) } }
-        Task { let result = await error(reading: CrossTaskCycleBKey.self); finished.errors.withLock { $0.append(result) } }
+        Task {
+            let result = await error(reading: CrossTaskCycleAKey.self)
+            finished.errors.withLock { $0.append(result) }
+        }
+        Task {
+            let result = await error(reading: CrossTaskCycleBKey.self)
+            finished.errors.withLock { $0.append(result) }
+        }
         let deadline = ContinuousClock.now + .seconds(10)
         while finished.errors.withLock({ $0.count }) < 2 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))

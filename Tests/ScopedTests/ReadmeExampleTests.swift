@@ -30,7 +30,8 @@ struct ReadmeExampleTests {
     }
 
     @Test func readmeShowsThisExample() throws {
-        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
         let test = try String(contentsOf: URL(filePath: #filePath), encoding: .utf8)
         let begin = try #require(test.range(of: "// README-EXAMPLE-BEGIN\n"))

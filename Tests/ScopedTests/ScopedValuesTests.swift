@@ -23,7 +23,10 @@ struct ScopedValuesTests {
     }
 
     @Test func overridingOneEntryKeepsTheOthersFromTheParent() {
-        withScopedValues({ $0.copyright = "© Outer"; $0.requestID = "r-1" }) {
+        withScopedValues({
+            $0.copyright = "© Outer"
+            $0.requestID = "r-1"
+        }) {
             withScopedValues({ $0.copyright = "© Inner" }) {
                 #expect(ScopedValues.current.copyright == "© Inner")
                 #expect(ScopedValues.current.requestID == "r-1")
@@ -96,7 +99,10 @@ struct ScopedValuesTests {
         var values = ScopedValues()
         func set<let n: Int>(_ key: ManyKeys.Key<n>.Type) { values[key] = n * 10 }
         func get<let n: Int>(_ key: ManyKeys.Key<n>.Type) -> Int { values[key] }
-        set(ManyKeys.Key<0>.self); set(ManyKeys.Key<1>.self); set(ManyKeys.Key<2>.self); set(ManyKeys.Key<63>.self)
+        set(ManyKeys.Key<0>.self)
+        set(ManyKeys.Key<1>.self)
+        set(ManyKeys.Key<2>.self)
+        set(ManyKeys.Key<63>.self)
         #expect(get(ManyKeys.Key<0>.self) == 0)
         #expect(get(ManyKeys.Key<1>.self) == 10)
         #expect(get(ManyKeys.Key<2>.self) == 20)

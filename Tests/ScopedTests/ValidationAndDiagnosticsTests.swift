@@ -5,7 +5,10 @@ import Testing
 struct ValidationTests {
     @Test func soundRootHasNoProblemsAndClosesItsSyntheticScopeAsCancelled() async {
         let probe = LifetimeProbe()
-        let root = ScopeRoot(services: [AppClockKey.self, SessionKey.self, SecondResourceKey.self], requirements: [Library.self]) {
+        let root = ScopeRoot(
+            services: [AppClockKey.self, SessionKey.self, SecondResourceKey.self],
+            requirements: [Library.self]
+        ) {
             $0.probe = probe
             $0.set(Library(name: "main"))
         }
@@ -13,18 +16,32 @@ struct ValidationTests {
         #expect(problems.isEmpty)
         #expect(probe.builds(of: "appClock") == 1)
         #expect(probe.builds(of: "session") == 1)
-        #expect(probe.events.suffix(3) == ["close secondResource cancelled", "close firstResource cancelled", "close session cancelled"])
+        #expect(
+            probe.events.suffix(3) == [
+                "close secondResource cancelled", "close firstResource cancelled", "close session cancelled",
+            ]
+        )
         #expect(probe.openCount == 1, "the app service stays built for serving")
     }
 
     @Test func validationReportsEveryProblemAtOnceWithNames() async {
         let root = ScopeRoot(
-            services: [CaptiveRepositoryKey.self, CycleAKey.self, AppClockKey.self, BrokenKey.self, FailingCloseKey.self],
+            services: [
+                CaptiveRepositoryKey.self, CycleAKey.self, AppClockKey.self, BrokenKey.self, FailingCloseKey.self,
+            ],
             requirements: [Library.self]
         ) { $0.probe = LifetimeProbe() }
         let problems = await root.validate()
-        #expect(problems.map(\.kind) == [.captiveDependency, .cycle, .missingRequirement, .constructionFailed, .closeFailed])
-        #expect(problems.map(\.entry) == ["captiveRepository", "cycleA", String(reflecting: Library.self), "broken", "failingClose"])
+        #expect(
+            problems.map(\.kind) == [
+                .captiveDependency, .cycle, .missingRequirement, .constructionFailed, .closeFailed,
+            ]
+        )
+        #expect(
+            problems.map(\.entry) == [
+                "captiveRepository", "cycleA", String(reflecting: Library.self), "broken", "failingClose",
+            ]
+        )
         #expect(problems[0].message.contains("captiveRepository (app) → session (scope)"))
         #expect(problems[1].message.contains("cycleA (app) → cycleB (app) → cycleA (app)"))
         #expect(problems[2].message.contains("No \(String(reflecting: Library.self)) in the current scope"))
@@ -71,7 +88,10 @@ struct DiagnosticsTests {
     }
 
     @Test func descriptionRoundTripsThroughJSON() throws {
-        let description = withScopedValues({ $0.requestID = "r-2"; $0.set(Library(name: "x")) }) {
+        let description = withScopedValues({
+            $0.requestID = "r-2"
+            $0.set(Library(name: "x"))
+        }) {
             ScopedValues.current.describe()
         }
         let data = try JSONEncoder().encode(description)

@@ -26,7 +26,9 @@ let environment = ProcessInfo.processInfo.environment
 let database = try SQLiteDatabase(SQLiteConfiguration(path: environment["DATABASE_PATH"] ?? "handwired.sqlite"))
 let router = Router()
 router.get("/movies/:id") { _, context -> Response in
-    guard let text = context.parameters.get("id"), let id = Int(text), id > 0 else { return Response(status: .badRequest) }
+    guard let text = context.parameters.get("id"), let id = Int(text), id > 0 else {
+        return Response(status: .badRequest)
+    }
     let movies = try await database.read { connection in
         try connection.query("SELECT id, title, year, director FROM movies WHERE id = \(id)", as: Movie.self)
     }

@@ -46,7 +46,13 @@ struct Harness {
             blackHole(await workload.run(n))
             let allocations = Double(scoped_malloc_count() - before) / Double(n)
             let sorted = samples[index].sorted()
-            results.append(Measurement(workload: workload, nanosecondsPerOp: sorted[sorted.count / 2], allocationsPerOp: allocations))
+            results.append(
+                Measurement(
+                    workload: workload,
+                    nanosecondsPerOp: sorted[sorted.count / 2],
+                    allocationsPerOp: allocations
+                )
+            )
         }
         return results
     }
@@ -60,7 +66,8 @@ struct Harness {
             blackHole(checksum)
             if elapsed >= minimumDuration { return n }
             precondition(n < 1 << 40, "\(workload.name) takes no time: the optimizer removed its work")
-            let scale = elapsed == .zero ? 10 : min(10, max(1.5, minimumDuration.nanoseconds / elapsed.nanoseconds * 1.2))
+            let scale =
+                elapsed == .zero ? 10 : min(10, max(1.5, minimumDuration.nanoseconds / elapsed.nanoseconds * 1.2))
             n = Int(Double(n) * scale)
         }
     }

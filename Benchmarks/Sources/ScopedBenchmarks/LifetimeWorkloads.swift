@@ -34,20 +34,27 @@ func lifetimeWorkloads() -> [Workload] {
     let dependencies = DependenciesController()
 
     return [
-        Workload(group: "request scope", name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read") { n in
+        Workload(
+            group: "request scope",
+            name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read"
+        ) { n in
             var sum = 0
             for _ in 0..<n {
-                sum &+= (try? await root.withScope({
-                    $0.benchRepository = MockBenchRepository()
-                    $0.benchRequestID = "request"
-                }) {
-                    _ = try await ScopedValues.current[RequestResourceKey.self]
-                    return scoped.count()
-                }) ?? 0
+                sum &+=
+                    (try? await root.withScope({
+                        $0.benchRepository = MockBenchRepository()
+                        $0.benchRequestID = "request"
+                    }) {
+                        _ = try await ScopedValues.current[RequestResourceKey.self]
+                        return scoped.count()
+                    }) ?? 0
             }
             return sum
         },
-        Workload(group: "request scope", name: "Swinject child container + 2 registrations + 1 resource resolved + 1 resolve") { n in
+        Workload(
+            group: "request scope",
+            name: "Swinject child container + 2 registrations + 1 resource resolved + 1 resolve"
+        ) { n in
             var sum = 0
             for _ in 0..<n {
                 let child = Container(parent: swinjectRoot)
@@ -59,7 +66,8 @@ func lifetimeWorkloads() -> [Workload] {
             }
             return sum
         },
-        Workload(group: "request scope", name: "swift-dependencies withDependencies: 2 overrides + 1 resource + 1 read") { n in
+        Workload(group: "request scope", name: "swift-dependencies withDependencies: 2 overrides + 1 resource + 1 read")
+        { n in
             var sum = 0
             for _ in 0..<n {
                 sum &+= await withDependencies({

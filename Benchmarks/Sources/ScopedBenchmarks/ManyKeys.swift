@@ -275,70 +275,262 @@ private enum DependencyKey62: DependencyKey { static let liveValue = 62 }
 private enum DependencyKey63: DependencyKey { static let liveValue = 63 }
 
 extension DependencyValues {
-    var bench0: Int { get { self[DependencyKey0.self] } set { self[DependencyKey0.self] = newValue } }
-    var bench1: Int { get { self[DependencyKey1.self] } set { self[DependencyKey1.self] = newValue } }
-    var bench2: Int { get { self[DependencyKey2.self] } set { self[DependencyKey2.self] = newValue } }
-    var bench3: Int { get { self[DependencyKey3.self] } set { self[DependencyKey3.self] = newValue } }
-    var bench4: Int { get { self[DependencyKey4.self] } set { self[DependencyKey4.self] = newValue } }
-    var bench5: Int { get { self[DependencyKey5.self] } set { self[DependencyKey5.self] = newValue } }
-    var bench6: Int { get { self[DependencyKey6.self] } set { self[DependencyKey6.self] = newValue } }
-    var bench7: Int { get { self[DependencyKey7.self] } set { self[DependencyKey7.self] = newValue } }
-    var bench8: Int { get { self[DependencyKey8.self] } set { self[DependencyKey8.self] = newValue } }
-    var bench9: Int { get { self[DependencyKey9.self] } set { self[DependencyKey9.self] = newValue } }
-    var bench10: Int { get { self[DependencyKey10.self] } set { self[DependencyKey10.self] = newValue } }
-    var bench11: Int { get { self[DependencyKey11.self] } set { self[DependencyKey11.self] = newValue } }
-    var bench12: Int { get { self[DependencyKey12.self] } set { self[DependencyKey12.self] = newValue } }
-    var bench13: Int { get { self[DependencyKey13.self] } set { self[DependencyKey13.self] = newValue } }
-    var bench14: Int { get { self[DependencyKey14.self] } set { self[DependencyKey14.self] = newValue } }
-    var bench15: Int { get { self[DependencyKey15.self] } set { self[DependencyKey15.self] = newValue } }
-    var bench16: Int { get { self[DependencyKey16.self] } set { self[DependencyKey16.self] = newValue } }
-    var bench17: Int { get { self[DependencyKey17.self] } set { self[DependencyKey17.self] = newValue } }
-    var bench18: Int { get { self[DependencyKey18.self] } set { self[DependencyKey18.self] = newValue } }
-    var bench19: Int { get { self[DependencyKey19.self] } set { self[DependencyKey19.self] = newValue } }
-    var bench20: Int { get { self[DependencyKey20.self] } set { self[DependencyKey20.self] = newValue } }
-    var bench21: Int { get { self[DependencyKey21.self] } set { self[DependencyKey21.self] = newValue } }
-    var bench22: Int { get { self[DependencyKey22.self] } set { self[DependencyKey22.self] = newValue } }
-    var bench23: Int { get { self[DependencyKey23.self] } set { self[DependencyKey23.self] = newValue } }
-    var bench24: Int { get { self[DependencyKey24.self] } set { self[DependencyKey24.self] = newValue } }
-    var bench25: Int { get { self[DependencyKey25.self] } set { self[DependencyKey25.self] = newValue } }
-    var bench26: Int { get { self[DependencyKey26.self] } set { self[DependencyKey26.self] = newValue } }
-    var bench27: Int { get { self[DependencyKey27.self] } set { self[DependencyKey27.self] = newValue } }
-    var bench28: Int { get { self[DependencyKey28.self] } set { self[DependencyKey28.self] = newValue } }
-    var bench29: Int { get { self[DependencyKey29.self] } set { self[DependencyKey29.self] = newValue } }
-    var bench30: Int { get { self[DependencyKey30.self] } set { self[DependencyKey30.self] = newValue } }
-    var bench31: Int { get { self[DependencyKey31.self] } set { self[DependencyKey31.self] = newValue } }
-    var bench32: Int { get { self[DependencyKey32.self] } set { self[DependencyKey32.self] = newValue } }
-    var bench33: Int { get { self[DependencyKey33.self] } set { self[DependencyKey33.self] = newValue } }
-    var bench34: Int { get { self[DependencyKey34.self] } set { self[DependencyKey34.self] = newValue } }
-    var bench35: Int { get { self[DependencyKey35.self] } set { self[DependencyKey35.self] = newValue } }
-    var bench36: Int { get { self[DependencyKey36.self] } set { self[DependencyKey36.self] = newValue } }
-    var bench37: Int { get { self[DependencyKey37.self] } set { self[DependencyKey37.self] = newValue } }
-    var bench38: Int { get { self[DependencyKey38.self] } set { self[DependencyKey38.self] = newValue } }
-    var bench39: Int { get { self[DependencyKey39.self] } set { self[DependencyKey39.self] = newValue } }
-    var bench40: Int { get { self[DependencyKey40.self] } set { self[DependencyKey40.self] = newValue } }
-    var bench41: Int { get { self[DependencyKey41.self] } set { self[DependencyKey41.self] = newValue } }
-    var bench42: Int { get { self[DependencyKey42.self] } set { self[DependencyKey42.self] = newValue } }
-    var bench43: Int { get { self[DependencyKey43.self] } set { self[DependencyKey43.self] = newValue } }
-    var bench44: Int { get { self[DependencyKey44.self] } set { self[DependencyKey44.self] = newValue } }
-    var bench45: Int { get { self[DependencyKey45.self] } set { self[DependencyKey45.self] = newValue } }
-    var bench46: Int { get { self[DependencyKey46.self] } set { self[DependencyKey46.self] = newValue } }
-    var bench47: Int { get { self[DependencyKey47.self] } set { self[DependencyKey47.self] = newValue } }
-    var bench48: Int { get { self[DependencyKey48.self] } set { self[DependencyKey48.self] = newValue } }
-    var bench49: Int { get { self[DependencyKey49.self] } set { self[DependencyKey49.self] = newValue } }
-    var bench50: Int { get { self[DependencyKey50.self] } set { self[DependencyKey50.self] = newValue } }
-    var bench51: Int { get { self[DependencyKey51.self] } set { self[DependencyKey51.self] = newValue } }
-    var bench52: Int { get { self[DependencyKey52.self] } set { self[DependencyKey52.self] = newValue } }
-    var bench53: Int { get { self[DependencyKey53.self] } set { self[DependencyKey53.self] = newValue } }
-    var bench54: Int { get { self[DependencyKey54.self] } set { self[DependencyKey54.self] = newValue } }
-    var bench55: Int { get { self[DependencyKey55.self] } set { self[DependencyKey55.self] = newValue } }
-    var bench56: Int { get { self[DependencyKey56.self] } set { self[DependencyKey56.self] = newValue } }
-    var bench57: Int { get { self[DependencyKey57.self] } set { self[DependencyKey57.self] = newValue } }
-    var bench58: Int { get { self[DependencyKey58.self] } set { self[DependencyKey58.self] = newValue } }
-    var bench59: Int { get { self[DependencyKey59.self] } set { self[DependencyKey59.self] = newValue } }
-    var bench60: Int { get { self[DependencyKey60.self] } set { self[DependencyKey60.self] = newValue } }
-    var bench61: Int { get { self[DependencyKey61.self] } set { self[DependencyKey61.self] = newValue } }
-    var bench62: Int { get { self[DependencyKey62.self] } set { self[DependencyKey62.self] = newValue } }
-    var bench63: Int { get { self[DependencyKey63.self] } set { self[DependencyKey63.self] = newValue } }
+    var bench0: Int {
+        get { self[DependencyKey0.self] }
+        set { self[DependencyKey0.self] = newValue }
+    }
+    var bench1: Int {
+        get { self[DependencyKey1.self] }
+        set { self[DependencyKey1.self] = newValue }
+    }
+    var bench2: Int {
+        get { self[DependencyKey2.self] }
+        set { self[DependencyKey2.self] = newValue }
+    }
+    var bench3: Int {
+        get { self[DependencyKey3.self] }
+        set { self[DependencyKey3.self] = newValue }
+    }
+    var bench4: Int {
+        get { self[DependencyKey4.self] }
+        set { self[DependencyKey4.self] = newValue }
+    }
+    var bench5: Int {
+        get { self[DependencyKey5.self] }
+        set { self[DependencyKey5.self] = newValue }
+    }
+    var bench6: Int {
+        get { self[DependencyKey6.self] }
+        set { self[DependencyKey6.self] = newValue }
+    }
+    var bench7: Int {
+        get { self[DependencyKey7.self] }
+        set { self[DependencyKey7.self] = newValue }
+    }
+    var bench8: Int {
+        get { self[DependencyKey8.self] }
+        set { self[DependencyKey8.self] = newValue }
+    }
+    var bench9: Int {
+        get { self[DependencyKey9.self] }
+        set { self[DependencyKey9.self] = newValue }
+    }
+    var bench10: Int {
+        get { self[DependencyKey10.self] }
+        set { self[DependencyKey10.self] = newValue }
+    }
+    var bench11: Int {
+        get { self[DependencyKey11.self] }
+        set { self[DependencyKey11.self] = newValue }
+    }
+    var bench12: Int {
+        get { self[DependencyKey12.self] }
+        set { self[DependencyKey12.self] = newValue }
+    }
+    var bench13: Int {
+        get { self[DependencyKey13.self] }
+        set { self[DependencyKey13.self] = newValue }
+    }
+    var bench14: Int {
+        get { self[DependencyKey14.self] }
+        set { self[DependencyKey14.self] = newValue }
+    }
+    var bench15: Int {
+        get { self[DependencyKey15.self] }
+        set { self[DependencyKey15.self] = newValue }
+    }
+    var bench16: Int {
+        get { self[DependencyKey16.self] }
+        set { self[DependencyKey16.self] = newValue }
+    }
+    var bench17: Int {
+        get { self[DependencyKey17.self] }
+        set { self[DependencyKey17.self] = newValue }
+    }
+    var bench18: Int {
+        get { self[DependencyKey18.self] }
+        set { self[DependencyKey18.self] = newValue }
+    }
+    var bench19: Int {
+        get { self[DependencyKey19.self] }
+        set { self[DependencyKey19.self] = newValue }
+    }
+    var bench20: Int {
+        get { self[DependencyKey20.self] }
+        set { self[DependencyKey20.self] = newValue }
+    }
+    var bench21: Int {
+        get { self[DependencyKey21.self] }
+        set { self[DependencyKey21.self] = newValue }
+    }
+    var bench22: Int {
+        get { self[DependencyKey22.self] }
+        set { self[DependencyKey22.self] = newValue }
+    }
+    var bench23: Int {
+        get { self[DependencyKey23.self] }
+        set { self[DependencyKey23.self] = newValue }
+    }
+    var bench24: Int {
+        get { self[DependencyKey24.self] }
+        set { self[DependencyKey24.self] = newValue }
+    }
+    var bench25: Int {
+        get { self[DependencyKey25.self] }
+        set { self[DependencyKey25.self] = newValue }
+    }
+    var bench26: Int {
+        get { self[DependencyKey26.self] }
+        set { self[DependencyKey26.self] = newValue }
+    }
+    var bench27: Int {
+        get { self[DependencyKey27.self] }
+        set { self[DependencyKey27.self] = newValue }
+    }
+    var bench28: Int {
+        get { self[DependencyKey28.self] }
+        set { self[DependencyKey28.self] = newValue }
+    }
+    var bench29: Int {
+        get { self[DependencyKey29.self] }
+        set { self[DependencyKey29.self] = newValue }
+    }
+    var bench30: Int {
+        get { self[DependencyKey30.self] }
+        set { self[DependencyKey30.self] = newValue }
+    }
+    var bench31: Int {
+        get { self[DependencyKey31.self] }
+        set { self[DependencyKey31.self] = newValue }
+    }
+    var bench32: Int {
+        get { self[DependencyKey32.self] }
+        set { self[DependencyKey32.self] = newValue }
+    }
+    var bench33: Int {
+        get { self[DependencyKey33.self] }
+        set { self[DependencyKey33.self] = newValue }
+    }
+    var bench34: Int {
+        get { self[DependencyKey34.self] }
+        set { self[DependencyKey34.self] = newValue }
+    }
+    var bench35: Int {
+        get { self[DependencyKey35.self] }
+        set { self[DependencyKey35.self] = newValue }
+    }
+    var bench36: Int {
+        get { self[DependencyKey36.self] }
+        set { self[DependencyKey36.self] = newValue }
+    }
+    var bench37: Int {
+        get { self[DependencyKey37.self] }
+        set { self[DependencyKey37.self] = newValue }
+    }
+    var bench38: Int {
+        get { self[DependencyKey38.self] }
+        set { self[DependencyKey38.self] = newValue }
+    }
+    var bench39: Int {
+        get { self[DependencyKey39.self] }
+        set { self[DependencyKey39.self] = newValue }
+    }
+    var bench40: Int {
+        get { self[DependencyKey40.self] }
+        set { self[DependencyKey40.self] = newValue }
+    }
+    var bench41: Int {
+        get { self[DependencyKey41.self] }
+        set { self[DependencyKey41.self] = newValue }
+    }
+    var bench42: Int {
+        get { self[DependencyKey42.self] }
+        set { self[DependencyKey42.self] = newValue }
+    }
+    var bench43: Int {
+        get { self[DependencyKey43.self] }
+        set { self[DependencyKey43.self] = newValue }
+    }
+    var bench44: Int {
+        get { self[DependencyKey44.self] }
+        set { self[DependencyKey44.self] = newValue }
+    }
+    var bench45: Int {
+        get { self[DependencyKey45.self] }
+        set { self[DependencyKey45.self] = newValue }
+    }
+    var bench46: Int {
+        get { self[DependencyKey46.self] }
+        set { self[DependencyKey46.self] = newValue }
+    }
+    var bench47: Int {
+        get { self[DependencyKey47.self] }
+        set { self[DependencyKey47.self] = newValue }
+    }
+    var bench48: Int {
+        get { self[DependencyKey48.self] }
+        set { self[DependencyKey48.self] = newValue }
+    }
+    var bench49: Int {
+        get { self[DependencyKey49.self] }
+        set { self[DependencyKey49.self] = newValue }
+    }
+    var bench50: Int {
+        get { self[DependencyKey50.self] }
+        set { self[DependencyKey50.self] = newValue }
+    }
+    var bench51: Int {
+        get { self[DependencyKey51.self] }
+        set { self[DependencyKey51.self] = newValue }
+    }
+    var bench52: Int {
+        get { self[DependencyKey52.self] }
+        set { self[DependencyKey52.self] = newValue }
+    }
+    var bench53: Int {
+        get { self[DependencyKey53.self] }
+        set { self[DependencyKey53.self] = newValue }
+    }
+    var bench54: Int {
+        get { self[DependencyKey54.self] }
+        set { self[DependencyKey54.self] = newValue }
+    }
+    var bench55: Int {
+        get { self[DependencyKey55.self] }
+        set { self[DependencyKey55.self] = newValue }
+    }
+    var bench56: Int {
+        get { self[DependencyKey56.self] }
+        set { self[DependencyKey56.self] = newValue }
+    }
+    var bench57: Int {
+        get { self[DependencyKey57.self] }
+        set { self[DependencyKey57.self] = newValue }
+    }
+    var bench58: Int {
+        get { self[DependencyKey58.self] }
+        set { self[DependencyKey58.self] = newValue }
+    }
+    var bench59: Int {
+        get { self[DependencyKey59.self] }
+        set { self[DependencyKey59.self] = newValue }
+    }
+    var bench60: Int {
+        get { self[DependencyKey60.self] }
+        set { self[DependencyKey60.self] = newValue }
+    }
+    var bench61: Int {
+        get { self[DependencyKey61.self] }
+        set { self[DependencyKey61.self] = newValue }
+    }
+    var bench62: Int {
+        get { self[DependencyKey62.self] }
+        set { self[DependencyKey62.self] = newValue }
+    }
+    var bench63: Int {
+        get { self[DependencyKey63.self] }
+        set { self[DependencyKey63.self] = newValue }
+    }
 }
 
 /// Sets all 64 dependencies.

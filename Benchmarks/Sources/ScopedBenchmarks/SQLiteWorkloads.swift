@@ -56,7 +56,10 @@ func sqliteWorkloads() throws -> [Workload] {
                 let session = try await ScopedValues.current.sqliteSession
                 var sum = 0
                 for i in 0..<n {
-                    let title = try await session.scalar("SELECT title FROM movies WHERE id = \(i % 1000 + 1)", as: String.self)
+                    let title = try await session.scalar(
+                        "SELECT title FROM movies WHERE id = \(i % 1000 + 1)",
+                        as: String.self
+                    )
                     sum &+= title?.utf8.count ?? 0
                 }
                 return sum
@@ -65,10 +68,12 @@ func sqliteWorkloads() throws -> [Workload] {
         Workload(group: "sqlite", name: "Scoped request scope + session point read (lease, BEGIN, COMMIT)") { n in
             var sum = 0
             for i in 0..<n {
-                sum &+= (try? await readRoot.withScope {
-                    try await ScopedValues.current.sqliteSession
-                        .scalar("SELECT title FROM movies WHERE id = \(i % 1000 + 1)", as: String.self)?.utf8.count ?? 0
-                }) ?? 0
+                sum &+=
+                    (try? await readRoot.withScope {
+                        try await ScopedValues.current.sqliteSession
+                            .scalar("SELECT title FROM movies WHERE id = \(i % 1000 + 1)", as: String.self)?
+                            .utf8.count ?? 0
+                    }) ?? 0
             }
             return sum
         },
@@ -76,9 +81,11 @@ func sqliteWorkloads() throws -> [Workload] {
             var sum = 0
             for i in 0..<n {
                 let id = i % 1000 + 1
-                sum &+= (try? await pool.read { db in
-                    try String.fetchOne(db, sql: "SELECT title FROM movies WHERE id = ?", arguments: [id])
-                })??.utf8.count ?? 0
+                sum &+=
+                    (try? await pool.read { db in
+                        try String.fetchOne(db, sql: "SELECT title FROM movies WHERE id = ?", arguments: [id])
+                    })??
+                    .utf8.count ?? 0
             }
             return sum
         },
@@ -95,11 +102,14 @@ private func insertEach(_ n: Int, root: ScopeRoot, counter: Counter) async -> In
     var sum = 0
     for _ in 0..<n {
         let id = counter.next()
-        sum &+= (try? await root.withScope {
-            Int(try await ScopedValues.current.sqliteSession.insert(
-                "INSERT INTO movies (id, title, year) VALUES (\(id + 1_000_000), \("Inserted"), \(2000))"
-            ))
-        }) ?? 0
+        sum &+=
+            (try? await root.withScope {
+                Int(
+                    try await ScopedValues.current.sqliteSession.insert(
+                        "INSERT INTO movies (id, title, year) VALUES (\(id + 1_000_000), \("Inserted"), \(2000))"
+                    )
+                )
+            }) ?? 0
     }
     return sum
 }

@@ -6,9 +6,10 @@ let filter = CommandLine.arguments.dropFirst().first
 
 /// Measures the workloads inside a task, as a request handler runs, and formats the table.
 func runBenchmarks(filter: String?) async -> [String] {
-    let workloads = (coreWorkloads() + lifetimeWorkloads() + ((try? sqliteWorkloads()) ?? [])).filter {
-        filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!)
-    }
+    let workloads = (coreWorkloads() + lifetimeWorkloads() + ((try? sqliteWorkloads()) ?? []))
+        .filter {
+            filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!)
+        }
     let results = await Harness().measure(workloads)
     let baseline = results.first { $0.workload.name.hasPrefix("hand-wired") }?.nanosecondsPerOp
     let taskLocal = results.first { $0.workload.name == "raw @TaskLocal read + call" }?.nanosecondsPerOp

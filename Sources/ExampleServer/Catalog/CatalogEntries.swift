@@ -1,8 +1,9 @@
 import Scoped
 
 extension ScopedValues {
-    /// The catalog's repository: SQLite in production, swapped for memory in tests and by the
-    /// `fixture` variant. Live-only: a test that reads it without overriding it fails.
+    /// The catalog's repository: SQLite in production, swapped for memory in tests and by the `fixture` variant.
+    ///
+    /// Live-only: a test that reads it without overriding it fails.
     @Entry(testValue: UnimplementedMovieRepository())
     var movieRepository: any MovieRepository = SQLiteMovieRepository()
 

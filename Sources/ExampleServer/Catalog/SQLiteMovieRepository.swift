@@ -1,10 +1,11 @@
 import Scoped
 import ScopedSQLite
 
-/// The production repository: the request's SQLite session, read from the scope at each call,
-/// so every statement of a request runs in that request's session. A request that writes
-/// opens its scope with ``ScopedSQLite/SQLiteTransactionMode/immediate``, so its checks and
-/// its writes share one transaction; a read-only request reads in one read transaction.
+/// The production repository: the request's SQLite session, read from the scope at each call, so every statement of a
+/// request runs in that request's session.
+///
+/// A request that writes opens its scope with ``ScopedSQLite/SQLiteTransactionMode/immediate``, so its checks and its
+/// writes share one transaction; a read-only request reads in one read transaction.
 struct SQLiteMovieRepository: MovieRepository {
     static let migrations = [
         SQLiteMigration(

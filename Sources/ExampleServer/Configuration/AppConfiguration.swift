@@ -60,7 +60,8 @@ struct AppConfiguration: Sendable {
             throw ConfigurationError(
                 key: "APP_ENV",
                 source: "environment variable APP_ENV",
-                message: "'\(profileName)' is not a profile; use one of \(Profile.allCases.map(\.rawValue).joined(separator: ", "))"
+                message:
+                    "'\(profileName)' is not a profile; use one of \(Profile.allCases.map(\.rawValue).joined(separator: ", "))"
             )
         }
         let folder = environment["CONFIG_DIR"] ?? "Config"
@@ -113,7 +114,10 @@ struct AppConfiguration: Sendable {
             }
             let variants = try values.stringArray("overrides.variants")
             if let unknown = variants.first(where: { !known.contains($0) }) {
-                throw values.error("overrides.variants", "'\(unknown)' is not a variant of \(entry); known: \(known.joined(separator: ", "))")
+                throw values.error(
+                    "overrides.variants",
+                    "'\(unknown)' is not a variant of \(entry); known: \(known.joined(separator: ", "))"
+                )
             }
             configuration.overrideRule = OverrideRule(header: header, entry: entry, variants: variants)
         }
@@ -143,8 +147,9 @@ private func serverConfiguration(_ reader: ConfigReader, values: ConfigValues) t
     return configuration
 }
 
-/// Hummingbird's own reading of `http.idleTimeout`, after checking it is a positive number of
-/// seconds. Every profile sets one; without it the server still closes idle connections after
+/// Hummingbird's own reading of `http.idleTimeout`, after checking it is a positive number of seconds.
+///
+/// Every profile sets one; without it the server still closes idle connections after
 /// ``AppConfiguration/defaultIdleTimeout``, so a slow client never holds a connection forever.
 private func http1Configuration(_ reader: ConfigReader, values: ConfigValues) throws -> HTTP1Channel.Configuration {
     let seconds = try values.seconds("http.idleTimeout", default: AppConfiguration.defaultIdleTimeout, in: 0.001...3600)
@@ -167,9 +172,10 @@ struct ConfigurationError: Error, CustomStringConvertible {
 /// Header names as HTTP defines them: a token.
 enum HTTPHeaderName {
     static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
+        !name.isEmpty
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
     }
 }

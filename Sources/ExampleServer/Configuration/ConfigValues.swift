@@ -65,7 +65,9 @@ struct ConfigValues {
         } else {
             throw error(key, "is required")
         }
-        guard range.contains(value) else { throw error(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)") }
+        guard range.contains(value) else {
+            throw error(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)")
+        }
         return value
     }
 
@@ -81,7 +83,9 @@ struct ConfigValues {
         } else {
             value = defaultValue
         }
-        guard range.contains(value) else { throw error(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)") }
+        guard range.contains(value) else {
+            throw error(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)")
+        }
         return value
     }
 

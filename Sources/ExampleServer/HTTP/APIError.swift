@@ -64,7 +64,11 @@ struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 message: "The body is larger than \(AppConfiguration.maximumBodySize) bytes."
             )
         case let error as HTTPError:
-            self.init(status: error.status, code: "http_\(error.status.code)", message: error.body ?? error.status.reasonPhrase)
+            self.init(
+                status: error.status,
+                code: "http_\(error.status.code)",
+                message: error.body ?? error.status.reasonPhrase
+            )
         default:
             let underlying = (error as? ScopeCloseError)?.failures.map(\.error) ?? [error]
             if underlying.contains(where: { ($0 as? SQLiteError)?.code == .busy }) {
@@ -72,7 +76,11 @@ struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
             } else {
                 logger.error("Request failed: \(error)")
-                self.init(status: .internalServerError, code: "internal_error", message: "The server could not complete the request.")
+                self.init(
+                    status: .internalServerError,
+                    code: "internal_error",
+                    message: "The server could not complete the request."
+                )
             }
         }
     }

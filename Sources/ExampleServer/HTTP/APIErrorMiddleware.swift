@@ -10,7 +10,9 @@ struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     var routes: RouteTable
 
     @concurrent
-    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound && error.body == nil {

@@ -1,8 +1,9 @@
 import Hummingbird
 import Scoped
 
-/// Routes that show what a request's scope holds. Served only when `debug.routes` is on, which
-/// production refuses at start-up.
+/// Routes that show what a request's scope holds.
+///
+/// Served only when `debug.routes` is on, which production refuses at start-up.
 enum DebugRoutes {
     static func add(to routes: RouteRecorder<BasicRequestContext>, root: ScopeRoot) {
         routes.on(.get, "/debug/scope") { _, _ in try JSONResponse.make(ScopedValues.current.describe()) }

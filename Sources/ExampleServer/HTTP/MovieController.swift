@@ -1,8 +1,9 @@
 import Hummingbird
 import Scoped
 
-/// The catalog's routes. Built once at start-up; every dependency is read from the request's
-/// scope when a handler runs.
+/// The catalog's routes.
+///
+/// Built once at start-up; every dependency is read from the request's scope when a handler runs.
 struct MovieController<Context: RequestContext>: Sendable {
     @Scoped(\.movieRepository) private var movies
     @Scoped(\.ratingService) private var ratings
@@ -38,7 +39,9 @@ struct MovieController<Context: RequestContext>: Sendable {
     func replace(_ request: Request, context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
-        guard let movie = try await movies.replace(id: id, with: input) else { throw APIError.notFound("No movie with id \(id).") }
+        guard let movie = try await movies.replace(id: id, with: input) else {
+            throw APIError.notFound("No movie with id \(id).")
+        }
         return try JSONResponse.make(movie)
     }
 
@@ -50,14 +53,20 @@ struct MovieController<Context: RequestContext>: Sendable {
 
     func rate(_ request: Request, context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
-        let stars = try RequestInput.validate(try await RequestInput.decode(RequestInput.RatingBody.self, from: request))
-        guard let rating = try await ratings.rate(movieID: id, stars: stars) else { throw APIError.notFound("No movie with id \(id).") }
+        let stars = try RequestInput.validate(
+            try await RequestInput.decode(RequestInput.RatingBody.self, from: request)
+        )
+        guard let rating = try await ratings.rate(movieID: id, stars: stars) else {
+            throw APIError.notFound("No movie with id \(id).")
+        }
         return try JSONResponse.make(rating, status: .created)
     }
 
     func rating(_ context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
-        guard let rating = try await ratings.rating(movieID: id) else { throw APIError.notFound("No movie with id \(id).") }
+        guard let rating = try await ratings.rating(movieID: id) else {
+            throw APIError.notFound("No movie with id \(id).")
+        }
         return try JSONResponse.make(rating)
     }
 }

@@ -63,7 +63,9 @@ enum RequestInput {
     }
 
     /// An integer query parameter in `range`, or `defaultValue` when absent.
-    static func query(_ request: Request, _ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws -> Int {
+    static func query(_ request: Request, _ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws
+        -> Int
+    {
         guard let text = request.uri.queryParameters.get(name) else { return defaultValue }
         guard let value = Int(text), range.contains(value) else {
             let upper = range.upperBound == .max ? "" : " and at most \(range.upperBound)"
@@ -90,7 +92,10 @@ enum RequestInput {
     private static func apiError(for error: DecodingError) -> APIError {
         switch error {
         case .keyNotFound(let key, let context):
-            return .invalidField(fieldName(context.codingPath + [key]), "\(fieldName(context.codingPath + [key])) is required.")
+            return .invalidField(
+                fieldName(context.codingPath + [key]),
+                "\(fieldName(context.codingPath + [key])) is required."
+            )
         case .typeMismatch(let type, let context), .valueNotFound(let type, let context):
             guard !context.codingPath.isEmpty else {
                 return .badRequest("The body must be a JSON object.", code: "malformed_json")

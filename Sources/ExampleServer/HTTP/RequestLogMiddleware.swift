@@ -10,7 +10,9 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     var level: Logger.Level
 
     @concurrent
-    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         let start = ContinuousClock.now
         let target = Self.redacted(path: request.uri.path, query: request.uri.query)
         do {
@@ -26,7 +28,13 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
         }
     }
 
-    private func log(_ request: Request, _ target: String, status: Int, since start: ContinuousClock.Instant, context: Context) {
+    private func log(
+        _ request: Request,
+        _ target: String,
+        status: Int,
+        since start: ContinuousClock.Instant,
+        context: Context
+    ) {
         context.logger.log(
             level: level,
             "\(request.method) \(target) -> \(status) in \(ContinuousClock.now - start)"
@@ -36,9 +44,10 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The path, and each query parameter's name with its value replaced by `…`.
     static func redacted(path: String, query: String?) -> String {
         guard let query, !query.isEmpty else { return path }
-        let names = query.split(separator: "&").map { parameter in
-            "\(parameter.split(separator: "=", maxSplits: 1).first ?? "")=…"
-        }
+        let names = query.split(separator: "&")
+            .map { parameter in
+                "\(parameter.split(separator: "=", maxSplits: 1).first ?? "")=…"
+            }
         return "\(path)?\(names.joined(separator: "&"))"
     }
 }

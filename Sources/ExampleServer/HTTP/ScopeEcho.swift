@@ -2,9 +2,10 @@ import Scoped
 import ScopedHummingbird
 import ScopedSQLite
 
-/// What a request read from its scope: at the start of the handler, inside child tasks, and
-/// after a round-trip through its database session. Every field names the same request when
-/// scopes never bleed into one another.
+/// What a request read from its scope: at the start of the handler, inside child tasks, and after a round-trip through
+/// its database session.
+///
+/// Every field names the same request when scopes never bleed into one another.
 struct ScopeEcho: Codable, Equatable {
     struct Reading: Codable, Equatable {
         var requestID: String?

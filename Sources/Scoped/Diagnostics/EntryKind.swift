@@ -7,5 +7,6 @@ public enum EntryKind: String, Hashable, Sendable, Codable, CustomStringConverti
     /// A service with a ``ScopedLifetime``, declared with a ``ScopedServiceKey``.
     case service
 
+    /// A description for logs and error messages.
     public var description: String { rawValue }
 }

@@ -9,6 +9,7 @@ public enum EntryOrigin: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Set by a scope opened below the root; `depth` 1 is a request scope opened on the root.
     case override(depth: Int)
 
+    /// A description for logs and error messages.
     public var description: String {
         switch self {
         case .default: "default"

@@ -11,15 +11,20 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
         public let valueType: String
         /// Whether it is a plain value, an object, or a service.
         public let kind: EntryKind
-        /// For a service: its lifetime. `nil` for values and objects.
+        /// For a service: its lifetime.
+        ///
+        /// `nil` for values and objects.
         public let lifetime: ScopedLifetime?
         /// Where its value came from.
         public let origin: EntryOrigin
         /// The named variant that set it, if one did.
         public let variant: String?
-        /// For services: whether the owning scope has built it. `nil` for values and objects.
+        /// For services: whether the owning scope has built it.
+        ///
+        /// `nil` for values and objects.
         public let isBuilt: Bool?
 
+        /// A description for logs and error messages.
         public var description: String {
             let kindText = lifetime.map { "\($0) \(kind)" } ?? kind.description
             var text = "\(name): \(valueType) [\(kindText)] from \(origin)"
@@ -34,6 +39,7 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
     /// The entries, sorted by name.
     public let entries: [Entry]
 
+    /// A description for logs and error messages.
     public var description: String {
         (["scope at depth \(depth):"] + entries.map { "  \($0)" }).joined(separator: "\n")
     }

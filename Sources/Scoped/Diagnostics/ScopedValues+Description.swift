@@ -1,6 +1,7 @@
 extension ScopedValues {
-    /// Describes this scope: every entry set in it or its ancestors, and every service the
-    /// application root registered. Nothing is built or read to describe it.
+    /// Describes this scope: every entry set in it or its ancestors, and every service the application root registered.
+    ///
+    /// Nothing is built or read to describe it.
     public func describe() -> ScopeDescription {
         var entries: [ScopeDescription.Entry] = []
         var named: Set<String> = []

@@ -28,7 +28,9 @@ public final class ReloadableScopeRoot: Sendable {
         }
     }
 
-    /// Runs `operation` in a new scope of the current root. See ``ScopeRoot/withScope(_:isolation:operation:)``.
+    /// Runs `operation` in a new scope of the current root.
+    ///
+    /// See ``ScopeRoot/withScope(_:isolation:operation:)``.
     public func withScope<R>(
         _ update: (inout ScopedValues) throws -> Void = { _ in },
         isolation: isolated (any Actor)? = #isolation,

@@ -17,6 +17,7 @@ public struct ScopeCloseError: Error, CustomStringConvertible {
     /// How the scope's operation ended.
     public let outcome: ScopeOutcome
 
+    /// A description for logs and error messages.
     public var description: String {
         let list = failures.map { "\($0.entry): \($0.error)" }.joined(separator: "; ")
         return "Closing the scope (outcome: \(outcome)) failed for \(failures.count) service(s): \(list)"

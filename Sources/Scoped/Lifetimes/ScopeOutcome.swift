@@ -16,6 +16,7 @@ public enum ScopeOutcome: Sendable, CustomStringConvertible {
         return false
     }
 
+    /// A description for logs and error messages.
     public var description: String {
         switch self {
         case .success: "success"

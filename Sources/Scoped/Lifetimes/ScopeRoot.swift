@@ -56,7 +56,8 @@ public final class ScopeRoot: Sendable {
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
     ) {
-        self.init(services: services, requirements: requirements, variants: variants, onCloseError: onCloseError) { _ in }
+        self.init(services: services, requirements: requirements, variants: variants, onCloseError: onCloseError) { _ in
+        }
     }
 
     /// Creates a root that starts from `base`: a test passes `ScopedValues.current` to keep
@@ -117,8 +118,9 @@ public final class ScopeRoot: Sendable {
         try await openScope(on: values, update: update, isolation: isolation, operation: operation)
     }
 
-    /// Waits for the scopes opened on this root to close, then closes the app services it
-    /// built, newest first. Close failures go to the root's close-error handler.
+    /// Waits for the scopes opened on this root to close, then closes the app services it built, newest first.
+    ///
+    /// Close failures go to the root's close-error handler.
     public func shutdown() async {
         await context.drain()
         let failures = await context.close(.success)

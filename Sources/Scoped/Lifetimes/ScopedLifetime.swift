@@ -6,5 +6,6 @@ public enum ScopedLifetime: String, Hashable, Sendable, Codable, CustomStringCon
     /// scope ends, told how it ended.
     case scope
 
+    /// A description for logs and error messages.
     public var description: String { rawValue }
 }

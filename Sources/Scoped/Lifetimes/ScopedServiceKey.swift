@@ -46,11 +46,13 @@ public protocol ScopedServiceKey: Sendable {
 }
 
 extension ScopedServiceKey {
+    /// The key's type name without a `Key` suffix, lower-camel-cased.
     public static var name: String {
         var name = String(describing: Self.self)
         if name.hasSuffix("Key"), name.count > 3 { name.removeLast(3) }
         return name.prefix(1).lowercased() + name.dropFirst()
     }
 
+    /// Does nothing: most services need no close.
     public static func close(_ value: Value, outcome: ScopeOutcome) async throws {}
 }

@@ -28,7 +28,11 @@ func openScope<R>(
     defer { root.scopeClosed() }
     let result: R
     do {
-        result = try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation, isolation: isolation)
+        result = try await ScopedValues.$taskLocalNode.withValue(
+            values.node,
+            operation: operation,
+            isolation: isolation
+        )
     } catch {
         let outcome: ScopeOutcome = error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
         let failures = await context.close(outcome)

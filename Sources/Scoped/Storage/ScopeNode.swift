@@ -33,10 +33,13 @@ package struct ScopeNode: @unchecked Sendable {
     package var hasRoomForOneMore: Bool { buffer.hasRoomForOneMore }
     package var entries: [StoredEntry] { buffer.entries }
 
-    /// The value stored for `key`, or `nil` if no scope set it. `V` must be the type it was
-    /// stored as; the key's identity guarantees it.
+    /// The value stored for `key`, or `nil` if no scope set it.
+    ///
+    /// `V` must be the type it was stored as; the key's identity guarantees it.
     @inlinable
-    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type) -> V? { buffer.value(for: key, as: type) }
+    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type) -> V? {
+        buffer.value(for: key, as: type)
+    }
 
     /// A copy with room for `extra` more entries, at `depth`, in `scope`.
     @inlinable
@@ -68,12 +71,16 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         @usableFromInline var observer: DefaultReadObserver?
     }
 
-    /// One entry of the table. Its value lives in `storage` itself when it fits in five words
-    /// (every class reference, most existentials, strings, small structs), or in a ``ValueBox``
-    /// whose reference lives there; `witness` knows how to copy and destroy it.
+    /// One entry of the table.
+    ///
+    /// Its value lives in `storage` itself when it fits in five words (every class reference, most existentials,
+    /// strings, small structs), or in a ``ValueBox`` whose reference lives there; `witness` knows how to copy and
+    /// destroy it.
     @usableFromInline
     package struct Slot {
-        /// The value, or its box, as raw words. First, so that it starts at the slot's address.
+        /// The value, or its box, as raw words.
+        ///
+        /// First, so that it starts at the slot's address.
         @usableFromInline var storage: (UInt, UInt, UInt, UInt, UInt)
         /// The key's identity as a number; 0 marks an empty slot.
         @usableFromInline var key: UInt
@@ -83,9 +90,10 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         static var empty: Slot { Slot(storage: (0, 0, 0, 0, 0), key: 0, witness: nil, entry: nil) }
     }
 
-    /// Where a slot's `storage` starts within the slot: at its start, as the first stored
-    /// property of a non-resilient struct (checked when a node is made). A constant, because
-    /// `MemoryLayout.offset(of:)` with a key path is not folded on the read path.
+    /// Where a slot's `storage` starts within the slot: at its start, as the first stored property of a non-resilient
+    /// struct (checked when a node is made).
+    ///
+    /// A constant, because `MemoryLayout.offset(of:)` with a key path is not folded on the read path.
     @inlinable
     static var storageOffset: Int { 0 }
 
@@ -169,8 +177,9 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         }
     }
 
-    /// Stores `value` for `key`, replacing what was there. The node must be uniquely
-    /// referenced and have room (``hasRoomForOneMore``).
+    /// Stores `value` for `key`, replacing what was there.
+    ///
+    /// The node must be uniquely referenced and have room (``hasRoomForOneMore``).
     @inlinable
     package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
         withUnsafeMutablePointers { header, slots in
@@ -214,10 +223,11 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
                     copySlots[target].key = slots[index].key
                     copySlots[target].witness = slots[index].witness
                     copySlots[target].entry = slots[index].entry
-                    slots[index].witness!.copy(
-                        from: UnsafeRawPointer(slots + index) + Self.storageOffset,
-                        to: UnsafeMutableRawPointer(copySlots + target) + Self.storageOffset
-                    )
+                    slots[index].witness!
+                        .copy(
+                            from: UnsafeRawPointer(slots + index) + Self.storageOffset,
+                            to: UnsafeMutableRawPointer(copySlots + target) + Self.storageOffset
+                        )
                     copyHeader.pointee.count &+= 1
                 }
             }

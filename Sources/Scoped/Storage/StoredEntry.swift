@@ -1,5 +1,6 @@
-/// What diagnostics know about an entry a scope set: its key, its value's type, where it came
-/// from. Stored beside the value; nothing is formatted until a scope is described.
+/// What diagnostics know about an entry a scope set: its key, its value's type, where it came from.
+///
+/// Stored beside the value; nothing is formatted until a scope is described.
 ///
 /// `@unchecked Sendable`: every property is an immutable value; `Any.Type` is a metatype.
 @usableFromInline

@@ -24,6 +24,7 @@ public struct ScopeProblem: Hashable, Sendable, Codable, CustomStringConvertible
     /// What went wrong and how to fix it.
     public let message: String
 
+    /// A description for logs and error messages.
     public var description: String { "\(entry): \(message)" }
 
     init(kind: Kind, entry: String, message: String) {

@@ -12,8 +12,9 @@ final class Construction: Sendable {
     var label: String { link.label }
 }
 
-/// Which constructions wait for which, across every task. A construction waits for another
-/// while its task, or a task it started, waits for that one to finish.
+/// Which constructions wait for which, across every task.
+///
+/// A construction waits for another while its task, or a task it started, waits for that one to finish.
 enum ConstructionGraph {
     private static let waits = Mutex<[ObjectIdentifier: [Construction]]>([:])
 
@@ -43,7 +44,9 @@ enum ConstructionGraph {
         waits.withLock { waits in
             for construction in waiting {
                 let id = ObjectIdentifier(construction)
-                guard var targets = waits[id], let index = targets.firstIndex(where: { $0 === target }) else { continue }
+                guard var targets = waits[id], let index = targets.firstIndex(where: { $0 === target }) else {
+                    continue
+                }
                 targets.remove(at: index)
                 waits[id] = targets.isEmpty ? nil : targets
             }

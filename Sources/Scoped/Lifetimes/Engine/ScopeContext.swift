@@ -28,9 +28,10 @@ package final class ScopeContext: Sendable {
         /// Built services in the order their construction finished.
         var built: [BuiltService] = []
         var isClosed = false
-        /// The node this scope's services are built with. The node refers to this scope too;
-        /// ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would give the
-        /// node a side table and slow down every retain of it on the read path.)
+        /// The node this scope's services are built with.
+        ///
+        /// The node refers to this scope too; ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would
+        /// give the node a side table and slow down every retain of it on the read path.)
         var node: ScopeNodeBuffer?
         /// For a root: scopes opened on it and not yet closed, and who waits for them to drain.
         var openScopes = 0
@@ -91,7 +92,9 @@ package final class ScopeContext: Sendable {
     /// none is in progress.
     package func waiterCount(for key: ObjectIdentifier) -> Int {
         state.withLock { state in
-            guard let index = state.index(of: key), case .building(_, let waiters) = state.entries[index].slot else { return 0 }
+            guard let index = state.index(of: key), case .building(_, let waiters) = state.entries[index].slot else {
+                return 0
+            }
             return waiters.count
         }
     }

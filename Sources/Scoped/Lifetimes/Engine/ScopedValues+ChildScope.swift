@@ -1,8 +1,11 @@
 extension ScopedValues {
-    /// A child lifetime scope of these values' scope (of the implicit root outside any scope):
-    /// a new scope context, and these values one level deeper, changed by `update`, bound to it.
+    /// A child lifetime scope of these values' scope (of the implicit root outside any scope): a new scope context, and
+    /// these values one level deeper, changed by `update`, bound to it.
+    ///
     /// The caller closes the context.
-    func childScope(_ update: (inout ScopedValues) throws -> Void) rethrows -> (values: ScopedValues, context: ScopeContext) {
+    func childScope(_ update: (inout ScopedValues) throws -> Void) rethrows -> (
+        values: ScopedValues, context: ScopeContext
+    ) {
         let context = ScopeContext(childOf: scope ?? ScopeRoot.implicit.context)
         var values = self
         values.openChild(scope: context)

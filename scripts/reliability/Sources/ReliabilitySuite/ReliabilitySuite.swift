@@ -32,21 +32,27 @@ enum ReliabilitySuite {
             switch argument {
             case "--full": mode = .full
             case "--short": mode = .short
-            case "--only" where !arguments.isEmpty: only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
+            case "--only" where !arguments.isEmpty:
+                only = Set(arguments.removeFirst().split(separator: ",").map(String.init))
             case "--server" where !arguments.isEmpty: server = arguments.removeFirst()
             default:
-                print("usage: ReliabilitySuite [--short | --full] [--only \(scenarios.map(\.name).joined(separator: ","))] [--server PATH]")
+                print(
+                    "usage: ReliabilitySuite [--short | --full] [--only \(scenarios.map(\.name).joined(separator: ","))] [--server PATH]"
+                )
                 exit(2)
             }
         }
         let executable = URL(filePath: CommandLine.arguments[0]).standardizedFileURL
         let packageFolder = URL(filePath: FileManager.default.currentDirectoryPath)
-        let work = FileManager.default.temporaryDirectory.appending(path: "scoped-reliability-\(UUID().uuidString.prefix(8))")
+        let work = FileManager.default.temporaryDirectory.appending(
+            path: "scoped-reliability-\(UUID().uuidString.prefix(8))"
+        )
         try? FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         let options = SuiteOptions(
             mode: mode,
             packageFolder: packageFolder,
-            serverExecutable: server.map { URL(filePath: $0) } ?? executable.deletingLastPathComponent().appending(path: "ExampleServer"),
+            serverExecutable: server.map { URL(filePath: $0) }
+                ?? executable.deletingLastPathComponent().appending(path: "ExampleServer"),
             suiteExecutable: executable,
             workFolder: work
         )

@@ -28,7 +28,8 @@ enum BadInputScenario {
     ]
 
     static func rejections() -> [Case] {
-        func post(_ name: String, _ json: String, _ status: Int, field: String? = nil, path: String = "/movies") -> Case {
+        func post(_ name: String, _ json: String, _ status: Int, field: String? = nil, path: String = "/movies") -> Case
+        {
             Case(name: name, request: HTTPRequest("POST", path, json: json), status: status, field: field)
         }
         var cases = [
@@ -41,7 +42,12 @@ enum BadInputScenario {
             post("year is a string", #"{"title":"Alien","year":"1979"}"#, 422, field: "year"),
             post("year is a fraction", #"{"title":"Alien","year":1979.5}"#, 422, field: "year"),
             post("empty director", #"{"title":"Alien","year":1979,"director":""}"#, 422, field: "director"),
-            post("director of 201 characters", #"{"title":"Alien","year":1979,"director":"\#(String(repeating: "d", count: 201))"}"#, 422, field: "director"),
+            post(
+                "director of 201 characters",
+                #"{"title":"Alien","year":1979,"director":"\#(String(repeating: "d", count: 201))"}"#,
+                422,
+                field: "director"
+            ),
             post("director is a number", #"{"title":"Alien","year":1979,"director":7}"#, 422, field: "director"),
             post("missing title", #"{"year":1979}"#, 422, field: "title"),
             post("missing year", #"{"title":"Alien"}"#, 422, field: "year"),
@@ -52,29 +58,57 @@ enum BadInputScenario {
             post("year 1e400", #"{"title":"Alien","year":1e400}"#, 400),
             post("negative year", #"{"title":"Alien","year":-1979}"#, 422, field: "year"),
             post("empty title", #"{"title":"","year":1979}"#, 422, field: "title"),
-            post("title of 10,000 characters", #"{"title":"\#(String(repeating: "a", count: 10_000))","year":1979}"#, 422, field: "title"),
+            post(
+                "title of 10,000 characters",
+                #"{"title":"\#(String(repeating: "a", count: 10_000))","year":1979}"#,
+                422,
+                field: "title"
+            ),
             post("stars out of range", #"{"stars":6}"#, 422, field: "stars", path: "/movies/1/ratings"),
             post("stars is text", #"{"stars":"five"}"#, 422, field: "stars", path: "/movies/1/ratings"),
             post("stars missing", "{}", 422, field: "stars", path: "/movies/1/ratings"),
             post("huge stars", #"{"stars":1e300}"#, 422, field: "stars", path: "/movies/1/ratings"),
             Case(
                 name: "invalid UTF-8",
-                request: HTTPRequest("POST", "/movies", headers: [("Content-Type", "application/json")], body: Array(#"{"title":""#.utf8) + [0xFF, 0xFE, 0xC3] + Array(#"","year":2000}"#.utf8)),
+                request: HTTPRequest(
+                    "POST",
+                    "/movies",
+                    headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"title":""#.utf8) + [0xFF, 0xFE, 0xC3] + Array(#"","year":2000}"#.utf8)
+                ),
                 status: 400
             ),
             Case(name: "2 MiB body", request: HTTPRequest("POST", "/movies"), status: 413, streamedBody: 2 << 20),
             Case(name: "100 MiB body", request: HTTPRequest("POST", "/movies"), status: 413, streamedBody: 100 << 20),
-            Case(name: "PUT with 2 MiB body", request: HTTPRequest("PUT", "/movies/1"), status: 413, streamedBody: 2 << 20),
-            Case(name: "X-Catalog injection", request: HTTPRequest("GET", "/movies", headers: [("X-Catalog", "fixture' OR 1=1")]), status: 400, field: "X-Catalog"),
+            Case(
+                name: "PUT with 2 MiB body",
+                request: HTTPRequest("PUT", "/movies/1"),
+                status: 413,
+                streamedBody: 2 << 20
+            ),
+            Case(
+                name: "X-Catalog injection",
+                request: HTTPRequest("GET", "/movies", headers: [("X-Catalog", "fixture' OR 1=1")]),
+                status: 400,
+                field: "X-Catalog"
+            ),
             Case(
                 name: "100 KiB header",
-                request: HTTPRequest("GET", "/movies", headers: [("X-Padding", String(repeating: "p", count: 100 << 10))]),
+                request: HTTPRequest(
+                    "GET",
+                    "/movies",
+                    headers: [("X-Padding", String(repeating: "p", count: 100 << 10))]
+                ),
                 status: 400,
                 bare: true
             ),
             Case(
                 name: "2,000 headers, 150 KiB",
-                request: HTTPRequest("GET", "/movies", headers: (0..<2000).map { ("X-H\($0)", String(repeating: "h", count: 64)) }),
+                request: HTTPRequest(
+                    "GET",
+                    "/movies",
+                    headers: (0..<2000).map { ("X-H\($0)", String(repeating: "h", count: 64)) }
+                ),
                 status: 400,
                 bare: true
             ),
@@ -86,29 +120,77 @@ enum BadInputScenario {
             ),
         ]
         for id in ["-1", "0", "abc", "1.5", "99999999999999999999999", "1%20OR%201=1", "1;DROP%20TABLE%20movies"] {
-            cases.append(Case(name: "GET id \(id)", request: HTTPRequest("GET", "/movies/\(id)"), status: 400, field: "id"))
-            cases.append(Case(name: "DELETE id \(id)", request: HTTPRequest("DELETE", "/movies/\(id)"), status: 400, field: "id"))
+            cases.append(
+                Case(name: "GET id \(id)", request: HTTPRequest("GET", "/movies/\(id)"), status: 400, field: "id")
+            )
+            cases.append(
+                Case(name: "DELETE id \(id)", request: HTTPRequest("DELETE", "/movies/\(id)"), status: 400, field: "id")
+            )
             cases.append(post("PUT id \(id)", #"{"title":"x","year":2000}"#, 400, field: "id", path: "/movies/\(id)"))
             cases[cases.count - 1].request.method = "PUT"
             cases.append(post("rate id \(id)", #"{"stars":3}"#, 400, field: "id", path: "/movies/\(id)/ratings"))
         }
-        for (name, query) in [("limit", "abc"), ("limit", "0"), ("limit", "100000"), ("offset", "-1"), ("limit", "1;DROP%20TABLE%20movies"), ("offset", "0%20OR%201=1")] {
-            cases.append(Case(name: "\(name)=\(query)", request: HTTPRequest("GET", "/movies?\(name)=\(query)"), status: 400, field: name))
+        for (name, query) in [
+            ("limit", "abc"), ("limit", "0"), ("limit", "100000"), ("offset", "-1"),
+            ("limit", "1;DROP%20TABLE%20movies"), ("offset", "0%20OR%201=1"),
+        ] {
+            cases.append(
+                Case(
+                    name: "\(name)=\(query)",
+                    request: HTTPRequest("GET", "/movies?\(name)=\(query)"),
+                    status: 400,
+                    field: name
+                )
+            )
         }
         for injection in injections {
             var allowed = CharacterSet.urlPathAllowed
             allowed.remove(charactersIn: "/?&=+#%;")
             let encoded = injection.addingPercentEncoding(withAllowedCharacters: allowed)!
-            cases.append(Case(name: "injection as limit", request: HTTPRequest("GET", "/movies?limit=\(encoded)"), status: 400, field: "limit"))
-            cases.append(Case(name: "injection as offset", request: HTTPRequest("GET", "/movies?offset=\(encoded)"), status: 400, field: "offset"))
-            cases.append(Case(name: "injection as id", request: HTTPRequest("GET", "/movies/\(encoded)"), status: 400, field: "id"))
-            cases.append(Case(name: "injection as DELETE id", request: HTTPRequest("DELETE", "/movies/\(encoded)"), status: 400, field: "id"))
+            cases.append(
+                Case(
+                    name: "injection as limit",
+                    request: HTTPRequest("GET", "/movies?limit=\(encoded)"),
+                    status: 400,
+                    field: "limit"
+                )
+            )
+            cases.append(
+                Case(
+                    name: "injection as offset",
+                    request: HTTPRequest("GET", "/movies?offset=\(encoded)"),
+                    status: 400,
+                    field: "offset"
+                )
+            )
+            cases.append(
+                Case(
+                    name: "injection as id",
+                    request: HTTPRequest("GET", "/movies/\(encoded)"),
+                    status: 400,
+                    field: "id"
+                )
+            )
+            cases.append(
+                Case(
+                    name: "injection as DELETE id",
+                    request: HTTPRequest("DELETE", "/movies/\(encoded)"),
+                    status: 400,
+                    field: "id"
+                )
+            )
             let escaped = jsonString(injection)
             cases.append(post("injection as year", #"{"title":"x","year":\#(escaped)}"#, 422, field: "year"))
-            cases.append(post("injection as stars", #"{"stars":\#(escaped)}"#, 422, field: "stars", path: "/movies/1/ratings"))
+            cases.append(
+                post("injection as stars", #"{"stars":\#(escaped)}"#, 422, field: "stars", path: "/movies/1/ratings")
+            )
         }
-        cases.append(Case(name: "unknown route", request: HTTPRequest("GET", "/movies/1/../../etc/passwd"), status: 404))
-        cases.append(Case(name: "DELETE a missing movie", request: HTTPRequest("DELETE", "/movies/999999"), status: 404))
+        cases.append(
+            Case(name: "unknown route", request: HTTPRequest("GET", "/movies/1/../../etc/passwd"), status: 404)
+        )
+        cases.append(
+            Case(name: "DELETE a missing movie", request: HTTPRequest("DELETE", "/movies/999999"), status: 404)
+        )
         return cases
     }
 
@@ -130,7 +212,11 @@ enum BadInputScenario {
             do {
                 if let size = testCase.streamedBody {
                     let sent: Int
-                    (response, sent) = try connection.performStreaming(testCase.request, bodySize: size, fill: UInt8(ascii: "a"))
+                    (response, sent) = try connection.performStreaming(
+                        testCase.request,
+                        bodySize: size,
+                        fill: UInt8(ascii: "a")
+                    )
                     largestSent = max(largestSent, sent)
                 } else {
                     response = try connection.perform(testCase.request)
@@ -145,7 +231,11 @@ enum BadInputScenario {
         let after = try probe.contentDigest()
         result.check("\(wrong.count) of \(cases.count) rejections not the documented 4xx", target: "0", wrong.isEmpty)
         for problem in wrong.prefix(10) { result.report(problem) }
-        result.check("rows changed by rejected requests: \(before == after ? 0 : 1)", target: "0 (\(before))", before == after)
+        result.check(
+            "rows changed by rejected requests: \(before == after ? 0 : 1)",
+            target: "0 (\(before))",
+            before == after
+        )
 
         // Injection text in text fields is data: stored and returned byte for byte, nothing else.
         var mangled = 0
@@ -153,18 +243,33 @@ enum BadInputScenario {
             let connection = try HTTPConnection(port: server.port)
             let body = #"{"title":\#(jsonString(injection)),"year":2000,"director":\#(jsonString(injection))}"#
             let created = try connection.perform(HTTPRequest("POST", "/movies", json: body))
-            guard created.status == 201, let movie = try? created.json(Movie.self) else { mangled += 1; continue }
+            guard created.status == 201, let movie = try? created.json(Movie.self) else {
+                mangled += 1
+                continue
+            }
             let read = try connection.perform(HTTPRequest("GET", "/movies/\(movie.id)"))
             let stored = try probe.movieTitles()[movie.id]
-            if (try? read.json(Movie.self)) != Movie(id: movie.id, title: injection, director: injection) || stored != injection {
+            if (try? read.json(Movie.self)) != Movie(id: movie.id, title: injection, director: injection)
+                || stored != injection
+            {
                 mangled += 1
             }
             _ = try connection.perform(HTTPRequest("DELETE", "/movies/\(movie.id)"))
         }
-        result.check("injection strings stored other than verbatim: \(mangled) of \(injections.count)", target: "0", mangled == 0)
+        result.check(
+            "injection strings stored other than verbatim: \(mangled) of \(injections.count)",
+            target: "0",
+            mangled == 0
+        )
         result.report("the 413 for a 100 MiB body came after \(largestSent >> 20) MiB sent")
-        result.check("server resident memory growth \(memoryGrowth >> 20) MiB", target: "< 64 MiB (bodies are not buffered)", memoryGrowth < 64 << 20)
-        let alive = server.isRunning && (try? HTTPConnection(port: server.port).perform(HTTPRequest("GET", "/health")).status) == 200
+        result.check(
+            "server resident memory growth \(memoryGrowth >> 20) MiB",
+            target: "< 64 MiB (bodies are not buffered)",
+            memoryGrowth < 64 << 20
+        )
+        let alive =
+            server.isRunning
+            && (try? HTTPConnection(port: server.port).perform(HTTPRequest("GET", "/health")).status) == 200
         result.check("crashes \(alive ? 0 : 1)", target: "0", alive)
         return result
     }

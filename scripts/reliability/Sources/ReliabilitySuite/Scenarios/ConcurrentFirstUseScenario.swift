@@ -33,11 +33,15 @@ enum ConcurrentFirstUseScenario {
         for round in 0..<rounds {
             constructions.store(0, ordering: .relaxed)
             let path = suite.databaseFile("first-use-\(round)").path
-            let root = ScopeRoot(services: [CountedDatabaseKey.self]) { $0.sqliteConfiguration = SQLiteConfiguration(path: path) }
+            let root = ScopeRoot(services: [CountedDatabaseKey.self]) {
+                $0.sqliteConfiguration = SQLiteConfiguration(path: path)
+            }
             let instances = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
                 for _ in 0..<tasks {
                     group.addTask {
-                        try await root.withScope { ObjectIdentifier(try await ScopedValues.current[CountedDatabaseKey.self]) }
+                        try await root.withScope {
+                            ObjectIdentifier(try await ScopedValues.current[CountedDatabaseKey.self])
+                        }
                     }
                 }
                 return try await group.reduce(into: [ObjectIdentifier]()) { $0.append($1) }
@@ -49,7 +53,11 @@ enum ConcurrentFirstUseScenario {
             }
         }
         result.report("\(rounds) rounds of \(tasks.grouped) concurrent first reads")
-        result.check("rounds with other than exactly 1 construction: \(wrongRounds.count)", target: "0", wrongRounds.isEmpty)
+        result.check(
+            "rounds with other than exactly 1 construction: \(wrongRounds.count)",
+            target: "0",
+            wrongRounds.isEmpty
+        )
         if let first = wrongRounds.first { result.report("first: \(first)") }
         return result
     }

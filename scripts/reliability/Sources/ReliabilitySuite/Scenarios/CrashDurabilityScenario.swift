@@ -30,9 +30,10 @@ enum CrashDurabilityScenario {
                     let title = "crash-\(cycle)-\(writer)-\(number)"
                     do {
                         if connection == nil { connection = try HTTPConnection(port: server.port, timeout: 10) }
-                        let response = try connection!.perform(
-                            HTTPRequest("POST", "/movies", json: #"{"title":"\#(title)","year":1999}"#)
-                        )
+                        let response = try connection!
+                            .perform(
+                                HTTPRequest("POST", "/movies", json: #"{"title":"\#(title)","year":1999}"#)
+                            )
                         guard response.status == 201, let movie = try? response.json(Movie.self) else { continue }
                         acknowledged.withLock { $0[movie.id] = movie.title }
                     } catch {
@@ -50,7 +51,10 @@ enum CrashDurabilityScenario {
             if integrity != "ok" { unsound.append("cycle \(cycle): \(integrity)") }
             let stored = try probe.movieTitles()
             for (id, title) in acknowledged.withLock({ $0 }) {
-                guard let found = stored[id] else { missing += 1; continue }
+                guard let found = stored[id] else {
+                    missing += 1
+                    continue
+                }
                 if found != title { wrong += 1 }
             }
         }

@@ -70,8 +70,13 @@ enum GracefulShutdownScenario {
                 do {
                     let sent = ContinuousClock.now
                     let response = try connection!.perform(request)
-                    tally.add(response.status == 201 ? "answered" : "failed", example: "\(title): \(response.status) \(response.text)")
-                    if response.status == 201, let signalled = server.signalledAt, sent < signalled { tally.add("drained") }
+                    tally.add(
+                        response.status == 201 ? "answered" : "failed",
+                        example: "\(title): \(response.status) \(response.text)"
+                    )
+                    if response.status == 201, let signalled = server.signalledAt, sent < signalled {
+                        tally.add("drained")
+                    }
                     if response.header("Connection")?.lowercased() == "close" { connection = nil }
                 } catch HTTPClientError.closed(let received) where received == 0 {
                     unanswered.withLock { $0.append(title) }
@@ -83,19 +88,29 @@ enum GracefulShutdownScenario {
             }
         }
         watcher.waitUntilFinished()
-        guard case .success(let holder) = lockHolder.withLock({ $0 }) else { throw SuiteError("the lock holder did not start") }
+        guard case .success(let holder) = lockHolder.withLock({ $0 }) else {
+            throw SuiteError("the lock holder did not start")
+        }
         holder.waitUntilExit()
         let stored = Set(try RawDatabase(database.path).movieTitles().values)
         let lost = unanswered.withLock { $0.filter(stored.contains) }
         let notAccepted = unanswered.withLock { $0.count } - lost.count
         let failed = tally["failed"] + lost.count
-        result.report("\(tally["answered"].grouped) answered, \(tally["drained"]) of them in flight at SIGTERM; not accepted: \(notAccepted) closed before being read, \(tally["refused"]) refused after the listener closed")
+        result.report(
+            "\(tally["answered"].grouped) answered, \(tally["drained"]) of them in flight at SIGTERM; not accepted: \(notAccepted) closed before being read, \(tally["refused"]) refused after the listener closed"
+        )
         result.check("accepted requests that failed \(failed)", target: "0", failed == 0)
-        if failed > 0 { result.report("first: \(lost.first.map { "\($0) stored but unanswered" } ?? tally.example("failed"))") }
+        if failed > 0 {
+            result.report("first: \(lost.first.map { "\($0) stored but unanswered" } ?? tally.example("failed"))")
+        }
         let status = exitStatus.withLock { $0 }
         let seconds = exitedAfter.withLock { $0 }.map(\.inSeconds) ?? .infinity
         result.check("exit code \(status.map(String.init) ?? "none")", target: "0", status == 0)
-        result.check(String(format: "exit %.2f s after SIGTERM", seconds), target: "≤ \(drainBound) s (shutdown.timeout)", seconds <= Double(drainBound))
+        result.check(
+            String(format: "exit %.2f s after SIGTERM", seconds),
+            target: "≤ \(drainBound) s (shutdown.timeout)",
+            seconds <= Double(drainBound)
+        )
         return result
     }
 }

@@ -46,19 +46,28 @@ enum IdleTimeoutScenario {
         clients.stop()
         let closed = clients.closedAfter
         let inBound = closed.filter { $0 <= bound + slack }.count
-        result.check("\(inBound)/\(count) half-open connections closed within \(bound) s + \(slack) s", target: "all", inBound == count)
+        result.check(
+            "\(inBound)/\(count) half-open connections closed within \(bound) s + \(slack) s",
+            target: "all",
+            inBound == count
+        )
         let early = closed.filter { $0 < bound * 0.9 }.count
         result.check("\(early) closed before the bound", target: "0", early == 0)
         result.report(String(format: "latest close %.2f s after its half header", closed.max() ?? .nan))
-        result.check("/health \(healthOK) answered, \(healthFailed) failed", target: "0 failed", healthFailed == 0 && healthOK > 0)
+        result.check(
+            "/health \(healthOK) answered, \(healthFailed) failed",
+            target: "0 failed",
+            healthFailed == 0 && healthOK > 0
+        )
         result.report(String(format: "slowest /health %.0f ms", healthSlowest * 1000))
         result.check("server still running", target: "running", server.isRunning)
         return result
     }
 }
 
-/// The slow connections and when the server closed each, watched every 10 ms from a thread of
-/// their own. `@unchecked Sendable`: the connections are only touched under `state`'s lock.
+/// The slow connections and when the server closed each, watched every 10 ms from a thread of their own.
+///
+/// `@unchecked Sendable`: the connections are only touched under `state`'s lock.
 private final class SlowClients: @unchecked Sendable {
     private struct Client {
         let connection: HTTPConnection

@@ -8,10 +8,16 @@ enum IsolationScenario {
         defer { server.stop() }
         let load = EchoLoad(port: server.port, requests: suite.scaled(short: 10_000, full: 100_000), connections: 64)
         let (tally, seconds) = load.run()
-        result.report("\(load.requests.grouped) requests over \(load.connections) connections in \(String(format: "%.1f", seconds)) s")
+        result.report(
+            "\(load.requests.grouped) requests over \(load.connections) connections in \(String(format: "%.1f", seconds)) s"
+        )
         result.check("\(tally["mismatches"]) cross-request mismatches", target: "0", tally["mismatches"] == 0)
         result.check("\(tally["errors"]) failed requests", target: "0", tally["errors"] == 0)
-        result.check("\(tally["completed"].grouped) answered", target: "\(load.requests.grouped)", tally["completed"] == load.requests)
+        result.check(
+            "\(tally["completed"].grouped) answered",
+            target: "\(load.requests.grouped)",
+            tally["completed"] == load.requests
+        )
         if tally["mismatches"] > 0 { result.report("first mismatch: \(tally.example("mismatches"))") }
         if tally["errors"] > 0 { result.report("first error: \(tally.example("errors"))") }
         return result

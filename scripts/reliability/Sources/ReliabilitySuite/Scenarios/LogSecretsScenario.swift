@@ -1,8 +1,10 @@
 import Foundation
 
-/// 9b. No secrets in logs at any level: with `log.level=trace`, requests carry secrets in
-/// every place a client puts them (Authorization, Cookie, an API-key header, the query string,
-/// the body of accepted and rejected requests); none may reach the log.
+/// 9b.
+///
+/// No secrets in logs at any level: with `log.level=trace`, requests carry secrets in every place a client puts them
+/// (Authorization, Cookie, an API-key header, the query string, the body of accepted and rejected requests); none may
+/// reach the log.
 enum LogSecretsScenario {
     static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
         var result = ScenarioResult("log-secrets")
@@ -43,7 +45,11 @@ enum LogSecretsScenario {
         let leaks = log.split(separator: "\n").filter { $0.contains(secret) }
         let logged = ids.filter { log.contains($0) }.count
         result.report("\(requests.count) requests at log level trace, \(log.split(separator: "\n").count) log lines")
-        result.check("requests whose lines reached the log \(logged)/\(ids.count)", target: "all (the check is not vacuous)", logged == ids.count)
+        result.check(
+            "requests whose lines reached the log \(logged)/\(ids.count)",
+            target: "all (the check is not vacuous)",
+            logged == ids.count
+        )
         result.check("log lines holding a secret \(leaks.count)", target: "0", leaks.isEmpty)
         if let first = leaks.first { result.report("first: \(first.prefix(300))") }
         return result

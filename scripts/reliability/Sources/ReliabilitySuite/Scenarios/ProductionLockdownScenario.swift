@@ -14,7 +14,9 @@ enum ProductionLockdownScenario {
         // Production's own rows, none of which the fixture holds.
         var productionIDs: [Int] = []
         for index in 1...3 {
-            let created = try connection.perform(HTTPRequest("POST", "/movies", json: #"{"title":"production-\#(index)","year":2020}"#))
+            let created = try connection.perform(
+                HTTPRequest("POST", "/movies", json: #"{"title":"production-\#(index)","year":2020}"#)
+            )
             guard created.status == 201, let movie = try? created.json(Movie.self) else {
                 throw SuiteError("cannot create a production movie: \(created.status) \(created.text)")
             }
@@ -44,18 +46,31 @@ enum ProductionLockdownScenario {
                 tried += 1
                 let text = withOverride.text
                 if fixtureTitles.contains(where: { text.contains($0) }) || withOverride.status >= 500 {
-                    servedByVariant.append("\(route.method) \(route.path) with \(override.0): \(withOverride.status) \(text.prefix(120))")
+                    servedByVariant.append(
+                        "\(route.method) \(route.path) with \(override.0): \(withOverride.status) \(text.prefix(120))"
+                    )
                 }
             }
         }
         // A write sent with the override must land in production's database.
         let created = try connection.perform(
-            HTTPRequest("POST", "/movies", headers: [("X-Catalog", "fixture")], json: #"{"title":"written-with-override","year":2022}"#)
+            HTTPRequest(
+                "POST",
+                "/movies",
+                headers: [("X-Catalog", "fixture")],
+                json: #"{"title":"written-with-override","year":2022}"#
+            )
         )
         tried += 1
         let landed = try RawDatabase(database.path).movieTitles().values.contains("written-with-override")
-        if created.status != 201 || !landed { servedByVariant.append("POST /movies with X-Catalog: \(created.status), in production's file: \(landed)") }
-        result.check("\(servedByVariant.count) of \(tried) requests with an override served by a non-production variant", target: "0", servedByVariant.isEmpty)
+        if created.status != 201 || !landed {
+            servedByVariant.append("POST /movies with X-Catalog: \(created.status), in production's file: \(landed)")
+        }
+        result.check(
+            "\(servedByVariant.count) of \(tried) requests with an override served by a non-production variant",
+            target: "0",
+            servedByVariant.isEmpty
+        )
         if let first = servedByVariant.first { result.report("first: \(first)") }
 
         var reachable: [String] = []
@@ -64,8 +79,11 @@ enum ProductionLockdownScenario {
             for method in ["GET", "POST", "PUT", "DELETE"] {
                 for headers in [[], [("X-Catalog", "fixture")]] {
                     probes += 1
-                    let response = try HTTPConnection(port: server.port).perform(HTTPRequest(method, path, headers: headers))
-                    let leaks = response.text.contains("entries") || response.text.contains("otherOpenScopes") || response.text.contains("handler")
+                    let response = try HTTPConnection(port: server.port)
+                        .perform(HTTPRequest(method, path, headers: headers))
+                    let leaks =
+                        response.text.contains("entries") || response.text.contains("otherOpenScopes")
+                        || response.text.contains("handler")
                     if (response.status != 404 && response.status != 405) || leaks {
                         reachable.append("\(method) \(path): \(response.status)")
                     }

@@ -1,6 +1,8 @@
 import Foundation
 
-/// 9a. No SQL text built by splicing values, checked over the shipped sources (`Sources/`).
+/// 9a.
+///
+/// No SQL text built by splicing values, checked over the shipped sources (`Sources/`).
 ///
 /// SQL reaches SQLite in three ways, and the check closes each:
 /// - the C entry points (`sqlite3_prepare*`, `sqlite3_exec`) are called in one file only,
@@ -31,7 +33,10 @@ enum StaticChecksScenario {
         var result = ScenarioResult("static")
         let root = suite.packageFolder
         var files: [(String, String)] = []
-        let enumerator = FileManager.default.enumerator(at: root.appending(path: "Sources"), includingPropertiesForKeys: nil)
+        let enumerator = FileManager.default.enumerator(
+            at: root.appending(path: "Sources"),
+            includingPropertiesForKeys: nil
+        )
         while let url = enumerator?.nextObject() as? URL {
             guard url.pathExtension == "swift" else { continue }
             let relative = String(url.path.dropFirst(root.path.count + 1))
@@ -45,11 +50,18 @@ enum StaticChecksScenario {
         // The check must catch what it claims to: three planted violations, one of each kind.
         let planted = [
             ("Sources/App/Bad1.swift", #"try connection.executeScript("DELETE FROM movies WHERE id = \(id)")"#),
-            ("Sources/App/Bad2.swift", #"let sql = SQL(stringLiteral: "SELECT * FROM movies WHERE title = '" + title + "'")"#),
+            (
+                "Sources/App/Bad2.swift",
+                #"let sql = SQL(stringLiteral: "SELECT * FROM movies WHERE title = '" + title + "'")"#
+            ),
             ("Sources/App/Bad3.swift", #"sqlite3_exec(handle, text, nil, nil, nil)"#),
         ]
         let caught = check(planted).violations.count
-        result.check("planted violations caught \(caught)/\(planted.count)", target: "\(planted.count)", caught == planted.count)
+        result.check(
+            "planted violations caught \(caught)/\(planted.count)",
+            target: "\(planted.count)",
+            caught == planted.count
+        )
         return result
     }
 
@@ -61,14 +73,26 @@ enum StaticChecksScenario {
             if path != connectionFile {
                 for sink in ["sqlite3_prepare", "sqlite3_exec"] {
                     for range in text.ranges(of: sink) {
-                        violations.append(Violation(file: path, line: line(at: range.lowerBound), rule: "\(sink) outside \(connectionFile)"))
+                        violations.append(
+                            Violation(
+                                file: path,
+                                line: line(at: range.lowerBound),
+                                rule: "\(sink) outside \(connectionFile)"
+                            )
+                        )
                     }
                 }
             }
             if path != sqlFile {
                 for builder in ["SQL(stringLiteral:", "SQL(stringInterpolation:", ".appendLiteral("] {
                     for range in text.ranges(of: builder) {
-                        violations.append(Violation(file: path, line: line(at: range.lowerBound), rule: "SQL built from a run-time string with \(builder)"))
+                        violations.append(
+                            Violation(
+                                file: path,
+                                line: line(at: range.lowerBound),
+                                rule: "SQL built from a run-time string with \(builder)"
+                            )
+                        )
                     }
                 }
             }
@@ -78,7 +102,13 @@ enum StaticChecksScenario {
                 if reviewed[argument] != nil {
                     exceptions += 1
                 } else if !(argument.hasPrefix("\"") && !argument.contains("\\(")) {
-                    violations.append(Violation(file: path, line: line(at: range.lowerBound), rule: "executeScript(\(argument.prefix(60)))"))
+                    violations.append(
+                        Violation(
+                            file: path,
+                            line: line(at: range.lowerBound),
+                            rule: "executeScript(\(argument.prefix(60)))"
+                        )
+                    )
                 }
             }
         }
@@ -97,11 +127,19 @@ enum StaticChecksScenario {
                 inString.toggle()
             } else if character == "(" && (!inString || text[text.index(before: index)] == "\\") {
                 depth += 1
-                if inString { inString = false; depth += 1000 }  // interpolation: back to code
+                if inString {
+                    inString = false
+                    depth += 1000
+                }  // interpolation: back to code
             } else if character == ")" {
-                if depth >= 1000 { depth -= 1001; inString = true }
-                else if depth == 0 { break }
-                else { depth -= 1 }
+                if depth >= 1000 {
+                    depth -= 1001
+                    inString = true
+                } else if depth == 0 {
+                    break
+                } else {
+                    depth -= 1
+                }
             }
             index = text.index(after: index)
         }

@@ -35,7 +35,8 @@ enum WriterContentionScenario {
                 let sent = Date()
                 do {
                     if connection == nil { connection = try HTTPConnection(port: server.port) }
-                    let response = try connection!.perform(HTTPRequest("POST", "/movies", json: #"{"title":"\#(title)","year":2001}"#))
+                    let response = try connection!
+                        .perform(HTTPRequest("POST", "/movies", json: #"{"title":"\#(title)","year":2001}"#))
                     tally.record(latency: Date().timeIntervalSince(sent))
                     switch response.status {
                     case 201:
@@ -62,11 +63,28 @@ enum WriterContentionScenario {
             "\(writers) writers for \(Int(duration)) s, another process holding the write lock for 2 s: \(tally["created"].grouped) created, \(tally["busy"]) answered 503"
         )
         result.check("500 responses \(tally["server errors"])", target: "0", tally["server errors"] == 0)
-        result.check("other failures \(tally["other"] + tally["errors"])", target: "0", tally["other"] + tally["errors"] == 0)
-        result.report(String(format: "latency p50 %.0f ms, p99 %.0f ms, max %.0f ms", tally.latency(0.5), tally.latency(0.99), tally.latency(1)))
+        result.check(
+            "other failures \(tally["other"] + tally["errors"])",
+            target: "0",
+            tally["other"] + tally["errors"] == 0
+        )
+        result.report(
+            String(
+                format: "latency p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+                tally.latency(0.5),
+                tally.latency(0.99),
+                tally.latency(1)
+            )
+        )
         result.check("acknowledged writes missing \(missing)", target: "0", missing == 0)
-        result.check("lock holder exit \(process.terminationStatus)", target: "0 (it held and released the lock)", process.terminationStatus == 0)
-        for name in ["server errors", "other", "errors"] where tally[name] > 0 { result.report("first \(name): \(tally.example(name))") }
+        result.check(
+            "lock holder exit \(process.terminationStatus)",
+            target: "0 (it held and released the lock)",
+            process.terminationStatus == 0
+        )
+        for name in ["server errors", "other", "errors"] where tally[name] > 0 {
+            result.report("first \(name): \(tally.example(name))")
+        }
         return result
     }
 }

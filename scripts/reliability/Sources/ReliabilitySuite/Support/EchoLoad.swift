@@ -32,7 +32,8 @@ struct EchoLoad {
                 let fixture = !writes && Bool.random()
                 var headers = [("X-Request-ID", id)]
                 if fixture { headers.append(("X-Catalog", "fixture")) }
-                let request = writes
+                let request =
+                    writes
                     ? HTTPRequest("POST", "/movies", headers: headers, json: #"{"title":"load-\#(id)","year":2000}"#)
                     : HTTPRequest("GET", "/debug/echo", headers: headers)
                 do {
@@ -93,8 +94,11 @@ struct EchoLoad {
             try connection.send(Array(head[..<Int.random(in: 1..<head.count)]))
         case .midBody:
             var bytes = head
-            if !request.body.isEmpty { bytes += request.body[..<Int.random(in: 0..<request.body.count)] }
-            else { bytes.removeLast(Int.random(in: 1...2)) }
+            if !request.body.isEmpty {
+                bytes += request.body[..<Int.random(in: 0..<request.body.count)]
+            } else {
+                bytes.removeLast(Int.random(in: 1...2))
+            }
             try connection.send(bytes)
         case .afterRequest:
             try connection.send(request.bytes)

@@ -5,8 +5,9 @@ import Darwin
 #endif
 import Foundation
 
-/// A blocking HTTP/1.1 client connection on a plain socket, for one thread at a time. It can
-/// stop at any byte, which is what the disconnect scenarios need.
+/// A blocking HTTP/1.1 client connection on a plain socket, for one thread at a time.
+///
+/// It can stop at any byte, which is what the disconnect scenarios need.
 final class HTTPConnection {
     private let fd: Int32
     private var buffer: [UInt8] = []
@@ -52,7 +53,8 @@ final class HTTPConnection {
     func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...]
+                .withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if written < 0 {
                 if errno == EINTR { continue }
                 throw HTTPClientError.io("send", errno)
@@ -79,7 +81,9 @@ final class HTTPConnection {
             guard poll(&poller, 1, 10_000) > 0 else { throw HTTPClientError.io("poll", ETIMEDOUT) }
             if poller.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { break }
             let count = min(chunk.count, bodySize - sent)
-            let written = chunk.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            let written = chunk.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
             if written < 0 {
                 if errno == EAGAIN || errno == EINTR { continue }
                 break  // The server closed its side; its response may already be here.
@@ -148,7 +152,9 @@ final class HTTPConnection {
             if buffer.count >= marker.count {
                 var index = searchFrom
                 while index + marker.count <= buffer.count {
-                    if buffer[index] == marker[0] && Array(buffer[index..<index + marker.count]) == marker { return index }
+                    if buffer[index] == marker[0] && Array(buffer[index..<index + marker.count]) == marker {
+                        return index
+                    }
                     index += 1
                 }
                 searchFrom = max(0, buffer.count - marker.count + 1)

@@ -36,11 +36,21 @@ final class RawDatabase {
             let step = sqlite3_step(statement)
             if step == SQLITE_DONE { return rows }
             guard step == SQLITE_ROW else { throw SuiteError("\(sql): \(String(cString: sqlite3_errmsg(handle)))") }
-            rows.append((0..<sqlite3_column_count(statement)).map { column in
-                sqlite3_column_text(statement, column).map { text in
-                    String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
-                }
-            })
+            rows.append(
+                (0..<sqlite3_column_count(statement))
+                    .map { column in
+                        sqlite3_column_text(statement, column)
+                            .map { text in
+                                String(
+                                    decoding: UnsafeBufferPointer(
+                                        start: text,
+                                        count: Int(sqlite3_column_bytes(statement, column))
+                                    ),
+                                    as: UTF8.self
+                                )
+                            }
+                    }
+            )
         }
     }
 

@@ -4,8 +4,9 @@ import Glibc
 import Foundation
 import Synchronization
 
-/// The built ExampleServer, started as its own process on a loopback port. Client threads
-/// share it: `Process` may be asked from any thread, and the signal time is behind a lock.
+/// The built ExampleServer, started as its own process on a loopback port.
+///
+/// Client threads share it: `Process` may be asked from any thread, and the signal time is behind a lock.
 final class ServerProcess: @unchecked Sendable {
     let port: Int
     let logFile: URL
@@ -17,7 +18,13 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Starts the server with `environment` over a minimal one (`PATH`, `HOME`, `CONFIG_DIR`,
     /// `HTTP_PORT`); returns once `/health` answers.
-    init(_ suite: SuiteOptions, profile: String, database: URL, environment: [String: String] = [:], waitUntilHealthy: Bool = true) throws {
+    init(
+        _ suite: SuiteOptions,
+        profile: String,
+        database: URL,
+        environment: [String: String] = [:],
+        waitUntilHealthy: Bool = true
+    ) throws {
         port = try Self.freePort()
         logFile = suite.workFolder.appending(path: "server-\(profile)-\(port).log")
         FileManager.default.createFile(atPath: logFile.path, contents: nil)
@@ -69,7 +76,8 @@ final class ServerProcess: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
         guard !process.isRunning else { return nil }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
     }
 
     /// Stops the server: SIGTERM, then SIGKILL if it has not exited in 30 seconds.
