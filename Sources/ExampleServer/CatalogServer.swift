@@ -28,9 +28,7 @@ enum CatalogServer {
             values.sqliteConfiguration = configuration.database
             // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
             if configuration.repositoryVariant != "sqlite" {
-                try values.configure {
-                    try $0.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry)
-                }
+                try values.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry)
             }
         }
     }

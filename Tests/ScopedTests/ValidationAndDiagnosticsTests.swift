@@ -61,7 +61,7 @@ struct DiagnosticsTests {
         variants.register("mock", of: \.titles) { MockTitles(titles: [:]) }
         let root = try ScopeRoot(services: [AppClockKey.self, SessionKey.self], variants: variants) {
             $0.probe = probe
-            try $0.configure { try $0.selectVariant("mock", of: "titles") }
+            try $0.selectVariant("mock", of: "titles")
             $0.set(Library(name: "main"))
         }
         _ = try await root.withScope { try await ScopedValues.current[AppClockKey.self] }

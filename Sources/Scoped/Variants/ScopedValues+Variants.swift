@@ -1,14 +1,9 @@
 extension ScopedValues {
-    /// Applies changes chosen by configuration; diagnostics show their origin as
-    /// ``EntryOrigin/configuration``.
-    package mutating func configure(_ body: (inout ScopedValues) throws -> Void) rethrows {
-        let saved = stamp
-        stamp = .configuration
-        defer { stamp = saved }
-        try body(&self)
-    }
-
     /// Sets `entry` to its variant named `variant`, registered on the application root.
+    ///
+    /// Variants exist to be chosen by configuration: selected on the root, the value's origin
+    /// is ``EntryOrigin/configuration``; selected when a scope opens, it is an override at
+    /// that scope's depth. Diagnostics name the variant either way.
     ///
     /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` naming the variants that
     ///   exist, when the root registered no such variant.
@@ -17,9 +12,10 @@ extension ScopedValues {
         guard let apply = variants.variant(variant, of: entry) else {
             throw ScopedError.unknownVariant(entry: entry, variant: variant, known: variants.names(of: entry))
         }
-        let saved = self.variant
+        let (savedVariant, savedStamp) = (self.variant, stamp)
         self.variant = variant
-        defer { self.variant = saved }
+        if depth == 0 { stamp = .configuration }
+        defer { (self.variant, stamp) = (savedVariant, savedStamp) }
         apply(&self)
     }
 }
