@@ -3,7 +3,7 @@
 /// `ScopedValues` is to a server's call tree what SwiftUI's `EnvironmentValues` is to a view
 /// tree. Declare entries in an extension with ``Entry()``, read them with ``Scoped`` or
 /// ``current``, and override them for a subtree of calls with
-/// ``withScopedValues(_:operation:)->((ScopedValues)->Void,()->R``:
+/// ``withScopedValues(_:operation:)-((ScopedValues)->Void,()->R)``:
 ///
 /// ```swift
 /// extension ScopedValues {

@@ -29,7 +29,7 @@ public struct ScopedVariants: Sendable {
     ///   one written with a ``ScopedKey``).
     public mutating func register<Value: Sendable>(
         _ variant: String,
-        of keyPath: WritableKeyPath<ScopedValues, Value> & Sendable,
+        of keyPath: any WritableKeyPath<ScopedValues, Value> & Sendable,
         makeValue: @escaping @Sendable () -> Value
     ) {
         let entry = Self.entryName(of: keyPath)
