@@ -46,7 +46,12 @@ enum CatalogServer {
 
     /// The router: a request ID, a log line, an API error and a request scope around every
     /// route; the catalog, health, OpenAPI and debug routes.
-    static func makeRouter(root: ScopeRoot, configuration: AppConfiguration) -> Router<BasicRequestContext> {
+    ///
+    /// - Returns: the router and the table of the routes it serves.
+    static func makeRouter(
+        root: ScopeRoot,
+        configuration: AppConfiguration
+    ) -> (router: Router<BasicRequestContext>, routes: RouteTable) {
         let router = Router()
         let table = RouteTable()
         let ignoredOverride = Mutex(false)
@@ -69,11 +74,18 @@ enum CatalogServer {
         )
         let routes = RouteRecorder(router: router, table: table)
         routes.on(.get, "/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        routes.on(.get, "/openapi.json") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json))
+            )
+        }
         MovieController<BasicRequestContext>().addRoutes(to: routes)
         if configuration.debugRoutes {
             DebugRoutes.add(to: routes, root: root)
         }
-        return router
+        return (router, table)
     }
 
     /// Selects the variant a request's header asks for, where the profile has a rule for it.
@@ -114,7 +126,7 @@ enum CatalogServer {
         logger: Logger
     ) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(root: root, configuration: configuration),
+            router: makeRouter(root: root, configuration: configuration).router,
             server: .http1(configuration: configuration.http1),
             configuration: configuration.server,
             onServerRunning: { channel in

@@ -127,13 +127,14 @@ enum RequestInput {
 
     /// Validates a movie body: 422 naming the field at fault.
     static func validate(_ body: MovieBody) throws -> MovieInput {
-        guard MovieInput.titleLengths.contains(body.title.count) else {
+        // Lengths count Unicode scalars, as JSON Schema's `maxLength` does.
+        guard MovieInput.titleLengths.contains(body.title.unicodeScalars.count) else {
             throw APIError.invalidField("title", "title must be 1 to 200 characters long.")
         }
         guard MovieInput.years.contains(body.year) else {
             throw APIError.invalidField("year", "year must be between 1888 and 2100.")
         }
-        if let director = body.director, !MovieInput.titleLengths.contains(director.count) {
+        if let director = body.director, !MovieInput.titleLengths.contains(director.unicodeScalars.count) {
             throw APIError.invalidField("director", "director must be 1 to 200 characters long, or null.")
         }
         return MovieInput(title: body.title, year: body.year, director: body.director)
