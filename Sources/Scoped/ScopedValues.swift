@@ -86,7 +86,7 @@ public struct ScopedValues: Sendable {
         lifetime: ScopedLifetime? = nil
     ) {
         if !node.isUnique() || !node.hasRoomForOneMore {
-            node = node.copy(extra: 4, depth: node.depth, scope: node.scope)
+            node = node.copy(extra: 4)
         }
         let entry = StoredEntry(
             keyType: key,

@@ -62,6 +62,6 @@ extension ScopedValues {
     /// stamping the values it sets as overrides at that depth.
     @inlinable
     package mutating func openChild(scope: ScopeContext? = nil) {
-        node = node.copy(extra: 4, depth: node.depth + 1, scope: scope ?? node.scope)
+        node = node.child(extra: 4, scope: scope ?? node.scope)
     }
 }
