@@ -47,8 +47,9 @@ extension ScopedValues {
     @Entry var layer: Int = 0
 }
 
-/// The storage behind scopes: an overlay of what a scope sets over the base it sees through,
-/// flattened when it grows. These tests pin what must hold whatever the layout.
+/// The storage behind scopes: an overlay of what a scope sets over the base it sees through.
+///
+/// Overlays flatten when they grow. These tests pin what must hold whatever the layout.
 struct OverlayStorageTests {
     @Test func aRequestScopeOnARootWith64EntriesSeesThemAllAndOverridesOnlyItsOwn() async throws {
         let root = ScopeRoot { values in forEachOf64Keys { index, key in key.write(index, to: &values) } }

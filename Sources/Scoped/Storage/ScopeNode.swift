@@ -65,8 +65,9 @@ package struct ScopeNode: @unchecked Sendable {
         ScopeNode(buffer.flattened(extra: extra, depth: depth, scope: scope))
     }
 
-    /// The node of a child scope, one level deeper, in `scope`, with room for `extra` entries
-    /// of its own. Costs the entries set since this node's base, never the base's.
+    /// The node of a child scope, one level deeper, in `scope`, with room for `extra` entries.
+    ///
+    /// Costs the entries set since this node's base, never the base's.
     @inlinable
     package func child(extra: Int, scope: ScopeContext?) -> ScopeNode {
         ScopeNode(buffer.child(extra: extra, scope: scope))
@@ -94,8 +95,9 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         @usableFromInline var depth: Int
         @usableFromInline var scope: ScopeContext?
         @usableFromInline var observer: DefaultReadObserver?
-        /// The node whose entries this one sees through, retained; `nil` for a base. Kept
-        /// unmanaged so that a read can follow it without a retain and a release.
+        /// The node whose entries this one sees through, retained; `nil` for a base.
+        ///
+        /// Kept unmanaged so that a read can follow it without a retain and a release.
         @usableFromInline var base: Unmanaged<ScopeNodeBuffer>?
     }
 
