@@ -54,6 +54,31 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Begins, commits or rolls back a transaction with a prepared statement kept in the
+    /// cache, so the hot path of every request parses no SQL.
+    func transaction(_ command: TransactionCommand) throws {
+        try execute(command.statement)
+    }
+
+    /// The statements that begin and end a transaction.
+    enum TransactionCommand {
+        /// `BEGIN`: a deferred transaction, for reads.
+        case begin
+        /// `BEGIN IMMEDIATE`: takes the write lock now.
+        case beginImmediate
+        case commit
+        case rollback
+
+        var statement: SQL {
+            switch self {
+            case .begin: "BEGIN"
+            case .beginImmediate: "BEGIN IMMEDIATE"
+            case .commit: "COMMIT"
+            case .rollback: "ROLLBACK"
+            }
+        }
+    }
+
     /// Runs a statement that returns no rows; returns the number of rows it changed.
     @discardableResult
     func execute(_ sql: SQL) throws -> Int {

@@ -100,14 +100,14 @@ public final class SQLiteDatabase: Sendable {
         var version = try connection.scalar("PRAGMA user_version", as: Int.self) ?? 0
         for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
             do {
-                try connection.executeScript("BEGIN IMMEDIATE")
+                try connection.transaction(.beginImmediate)
                 try connection.executeScript(migration.script)
                 // PRAGMA takes no bound parameters; the version is an integer from code.
                 try connection.executeScript("PRAGMA user_version = \(migration.version)")
-                try connection.executeScript("COMMIT")
+                try connection.transaction(.commit)
                 version = migration.version
             } catch {
-                try? connection.executeScript("ROLLBACK")
+                try? connection.transaction(.rollback)
                 throw SQLiteMigrationError(
                     version: migration.version,
                     name: migration.name,
@@ -127,7 +127,7 @@ public final class SQLiteDatabase: Sendable {
     public func read<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
         let connection = try await beginRead()
         defer {
-            try? connection.executeScript("COMMIT")
+            try? connection.transaction(.commit)
             releaseReader(connection)
         }
         return try body(SQLiteTransaction(connection))
@@ -139,7 +139,7 @@ public final class SQLiteDatabase: Sendable {
         let connection = try await beginWrite()
         defer { releaseWriter(connection) }  // Rolls back whatever did not commit.
         let result = try body(SQLiteTransaction(connection))
-        try connection.executeScript("COMMIT")
+        try connection.transaction(.commit)
         return result
     }
 
@@ -148,7 +148,7 @@ public final class SQLiteDatabase: Sendable {
     func beginRead() async throws -> SQLiteConnection {
         let connection = try await readerPool.acquire()
         do {
-            try connection.executeScript("BEGIN")
+            try connection.transaction(.begin)
             return connection
         } catch {
             readerPool.release(connection)
@@ -177,7 +177,7 @@ public final class SQLiteDatabase: Sendable {
         var pause = Duration.milliseconds(1)
         while true {
             do {
-                try connection.executeScript("BEGIN IMMEDIATE")
+                try connection.transaction(.beginImmediate)
                 return
             } catch let error as SQLiteError where error.code == .busy && clock.now < deadline {
                 try await Task.sleep(for: pause)
@@ -192,7 +192,7 @@ public final class SQLiteDatabase: Sendable {
     /// A connection goes back to its pool outside any transaction, whatever failed before: a
     /// transaction left open would hold a snapshot (or the write lock) forever.
     private static func rolledBack(_ connection: SQLiteConnection) -> SQLiteConnection {
-        if connection.isInTransaction { try? connection.executeScript("ROLLBACK") }
+        if connection.isInTransaction { try? connection.transaction(.rollback) }
         return connection
     }
 

@@ -90,7 +90,7 @@ public final class SQLiteSession: Sendable {
             return connection
         case .reader(let connection):
             // First write after reads: end the read transaction and move to the writer.
-            try? connection.executeScript("COMMIT")
+            try? connection.transaction(.commit)
             database.releaseReader(connection)
             lease.withLock { $0 = nil }
             return try await self.connection(writing: true)
@@ -120,13 +120,13 @@ public final class SQLiteSession: Sendable {
         switch current {
         case .reader(let connection):
             defer { database.releaseReader(connection) }
-            try connection.executeScript("COMMIT")
+            try connection.transaction(.commit)
         case .writer(let connection):
             defer { database.releaseWriter(connection) }  // Rolls back a commit that failed.
             if outcome.isSuccess {
-                try connection.executeScript("COMMIT")
+                try connection.transaction(.commit)
             } else {
-                try connection.executeScript("ROLLBACK")
+                try connection.transaction(.rollback)
             }
         }
     }

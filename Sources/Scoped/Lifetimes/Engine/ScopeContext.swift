@@ -205,6 +205,9 @@ package final class ScopeContext: Sendable {
 
     /// Ends the scope: closes every service it built, newest first, each told `outcome`.
     ///
+    /// A scope that built nothing returns without suspending: the only `await`s are the
+    /// closes themselves.
+    ///
     /// - Returns: the closes that threw; every close is attempted.
     nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
         let (built, buffer) = state.withLock { state in
