@@ -48,9 +48,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The example's movie catalog: repositories, HTTP handlers and middleware, shared by
+        // ExampleServer and the hand-wired server the load benchmark compares it with.
+        .target(
+            name: "MovieCatalog",
+            dependencies: [
+                "Scoped",
+                "ScopedSQLite",
+                "ScopedHummingbird",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "ExampleServer",
             dependencies: [
+                "MovieCatalog",
                 "Scoped",
                 "ScopedSQLite",
                 "ScopedHummingbird",
@@ -92,6 +107,7 @@ let package = Package(
             name: "ExampleServerTests",
             dependencies: [
                 "ExampleServer",
+                "MovieCatalog",
                 "ScopedTesting",
                 "ScopedTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,3 +1,4 @@
+import MovieCatalog
 import HTTPTypes
 import Hummingbird
 import Logging

@@ -1,3 +1,4 @@
+import MovieCatalog
 import Hummingbird
 import Testing
 

@@ -1,3 +1,4 @@
+import MovieCatalog
 import Foundation
 import HTTPTypes
 import Hummingbird

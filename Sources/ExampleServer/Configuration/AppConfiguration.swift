@@ -1,3 +1,4 @@
+import MovieCatalog
 import Configuration
 import Foundation
 import Hummingbird
@@ -45,9 +46,6 @@ struct AppConfiguration: Sendable {
 
     /// Seconds a connection may stay idle when the profile does not say.
     static let defaultIdleTimeout = 60.0
-
-    /// The largest request body accepted.
-    static let maximumBodySize = 1 << 20
 
     /// Loads the profile named by `APP_ENV` (default `development`) from `CONFIG_DIR` (default
     /// `Config`), with `environment` over it.

@@ -1,3 +1,4 @@
+import MovieCatalog
 import Configuration
 
 /// Reads typed values from a `ConfigReader`, telling a missing value from one that is present

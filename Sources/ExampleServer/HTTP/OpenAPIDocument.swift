@@ -1,3 +1,4 @@
+import MovieCatalog
 /// The example server's HTTP contract as an OpenAPI 3.1 document, served at `GET /openapi.json`.
 ///
 /// `OpenAPIDocumentTests` keeps it true: its paths and methods are exactly the routes the

@@ -1,3 +1,4 @@
+import MovieCatalog
 import Scoped
 import ScopedHummingbird
 import ScopedSQLite

@@ -1,29 +1,32 @@
-import Hummingbird
-import Synchronization
+package import Hummingbird
+package import Synchronization
 
 /// The routes the server serves, recorded as they are added to the router, so that a known
 /// path asked with a method it does not serve answers 405 with `Allow`, and the OpenAPI
 /// document can be checked against what is really served.
-final class RouteTable: Sendable {
+package final class RouteTable: Sendable {
     /// One served route: a method and a path pattern whose `:name` segments match any value.
-    struct Route: Sendable, Hashable {
-        var method: HTTPRequest.Method
-        var path: String
+    package struct Route: Sendable, Hashable {
+        package var method: HTTPRequest.Method
+        package var path: String
     }
 
     private let recorded = Mutex<[Route]>([])
 
+    /// Creates an empty table.
+    package init() {}
+
     /// Every route recorded, in the order they were added.
-    var routes: [Route] { recorded.withLock { $0 } }
+    package var routes: [Route] { recorded.withLock { $0 } }
 
     /// Records a route.
-    func add(_ method: HTTPRequest.Method, _ path: String) {
+    package func add(_ method: HTTPRequest.Method, _ path: String) {
         recorded.withLock { $0.append(Route(method: method, path: path)) }
     }
 
     /// The methods served for `path`, in the order their routes were added; empty for a path
     /// no route matches.
-    func allowedMethods(for path: String) -> [HTTPRequest.Method] {
+    package func allowedMethods(for path: String) -> [HTTPRequest.Method] {
         let segments = Self.segments(of: path)
         var methods: [HTTPRequest.Method] = []
         for route in routes where Self.matches(Self.segments(of: route.path), segments) {
@@ -43,12 +46,18 @@ final class RouteTable: Sendable {
 }
 
 /// Adds routes to a router and records each in a ``RouteTable``.
-struct RouteRecorder<Context: RequestContext> {
-    let router: Router<Context>
-    let table: RouteTable
+package struct RouteRecorder<Context: RequestContext> {
+    package let router: Router<Context>
+    package let table: RouteTable
+
+    /// Records the routes added to `router` in `table`.
+    package init(router: Router<Context>, table: RouteTable) {
+        self.router = router
+        self.table = table
+    }
 
     /// Serves `method` on `path` with `handler`, and records it.
-    func on(
+    package func on(
         _ method: HTTPRequest.Method,
         _ path: String,
         use handler: @escaping @Sendable (Request, Context) async throws -> Response

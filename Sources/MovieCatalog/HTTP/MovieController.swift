@@ -1,14 +1,17 @@
-import Hummingbird
-import Scoped
+package import Hummingbird
+package import Scoped
 
 /// The catalog's routes.
 ///
 /// Built once at start-up; every dependency is read from the request's scope when a handler runs.
-struct MovieController<Context: RequestContext>: Sendable {
+package struct MovieController<Context: RequestContext>: Sendable {
     @Scoped(\.movieRepository) private var movies
     @Scoped(\.ratingService) private var ratings
 
-    func addRoutes(to routes: RouteRecorder<Context>) {
+    /// Creates the controller; it reads its dependencies from each request's scope.
+    package init() {}
+
+    package func addRoutes(to routes: RouteRecorder<Context>) {
         routes.on(.get, "/movies") { request, _ in try await list(request) }
         routes.on(.post, "/movies") { request, context in try await create(request, context: context) }
         routes.on(.get, "/movies/:id") { _, context in try await show(context) }
@@ -18,25 +21,25 @@ struct MovieController<Context: RequestContext>: Sendable {
         routes.on(.get, "/movies/:id/rating") { _, context in try await rating(context) }
     }
 
-    func list(_ request: Request) async throws -> Response {
+    package func list(_ request: Request) async throws -> Response {
         let limit = try RequestInput.query(request, "limit", default: 50, in: 1...500)
         let offset = try RequestInput.query(request, "offset", default: 0, in: 0...Int.max)
         return try JSONResponse.make(try await movies.page(limit: limit, offset: offset))
     }
 
-    func show(_ context: Context) async throws -> Response {
+    package func show(_ context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         guard let movie = try await movies.movie(id: id) else { throw APIError.notFound("No movie with id \(id).") }
         return try JSONResponse.make(movie)
     }
 
-    func create(_ request: Request, context: Context) async throws -> Response {
+    package func create(_ request: Request, context: Context) async throws -> Response {
         let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
         let movie = try await movies.create(input)
         return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
     }
 
-    func replace(_ request: Request, context: Context) async throws -> Response {
+    package func replace(_ request: Request, context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
         guard let movie = try await movies.replace(id: id, with: input) else {
@@ -45,13 +48,13 @@ struct MovieController<Context: RequestContext>: Sendable {
         return try JSONResponse.make(movie)
     }
 
-    func delete(_ context: Context) async throws -> Response {
+    package func delete(_ context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         guard try await movies.delete(id: id) else { throw APIError.notFound("No movie with id \(id).") }
         return Response(status: .noContent)
     }
 
-    func rate(_ request: Request, context: Context) async throws -> Response {
+    package func rate(_ request: Request, context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         let stars = try RequestInput.validate(
             try await RequestInput.decode(RequestInput.RatingBody.self, from: request)
@@ -62,7 +65,7 @@ struct MovieController<Context: RequestContext>: Sendable {
         return try JSONResponse.make(rating, status: .created)
     }
 
-    func rating(_ context: Context) async throws -> Response {
+    package func rating(_ context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         guard let rating = try await ratings.rating(movieID: id) else {
             throw APIError.notFound("No movie with id \(id).")

@@ -1,16 +1,25 @@
-import Hummingbird
-import Logging
+package import Hummingbird
+package import Logging
 
 /// Logs one line per request: the method, the path, the names of the query parameters (their
 /// values redacted: query strings carry tokens and keys), the status and the duration.
 ///
 /// Used instead of Hummingbird's `LogRequestsMiddleware`, which logs the whole URI, query
 /// values included.
-struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
-    var level: Logger.Level
+package struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    package var level: Logger.Level
+
+    /// Logs each request at `level`.
+    package init(level: Logger.Level) {
+        self.level = level
+    }
 
     @concurrent
-    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+    package func handle(
+        _ request: Request,
+        context: Context,
+        next: @concurrent (Request, Context) async throws -> Response
+    )
         async throws -> Response
     {
         let start = ContinuousClock.now
@@ -42,7 +51,7 @@ struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     /// The path, and each query parameter's name with its value replaced by `…`.
-    static func redacted(path: String, query: String?) -> String {
+    package static func redacted(path: String, query: String?) -> String {
         guard let query, !query.isEmpty else { return path }
         let names = query.split(separator: "&")
             .map { parameter in

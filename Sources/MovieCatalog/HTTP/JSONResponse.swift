@@ -1,9 +1,9 @@
-import Foundation
-import Hummingbird
+package import Foundation
+package import Hummingbird
 
 /// JSON responses, encoded the same way everywhere.
-enum JSONResponse {
-    static func make(
+package enum JSONResponse {
+    package static func make(
         _ value: some Encodable,
         status: HTTPResponse.Status = .ok,
         headers: HTTPFields = [:]

@@ -1,13 +1,13 @@
-import Scoped
-import ScopedSQLite
+package import Scoped
+package import ScopedSQLite
 
 /// The production repository: the request's SQLite session, read from the scope at each call, so every statement of a
-/// request runs in that request's session.
+/// request runs in that request's session. (The hand-wired server of the load benchmark passes a session instead.)
 ///
 /// A request that writes opens its scope with ``ScopedSQLite/SQLiteTransactionMode/immediate``, so its checks and its
 /// writes share one transaction; a read-only request reads in one read transaction.
-struct SQLiteMovieRepository: MovieRepository {
-    static let migrations = [
+package struct SQLiteMovieRepository: MovieRepository {
+    package static let migrations = [
         SQLiteMigration(
             version: 1,
             name: "create movies and ratings",
@@ -28,11 +28,23 @@ struct SQLiteMovieRepository: MovieRepository {
         )
     ]
 
-    private var session: SQLiteSession {
-        get async throws { try await ScopedValues.current.sqliteSession }
+    private let currentSession: @Sendable () async throws -> SQLiteSession
+
+    /// A repository on the current scope's session.
+    package init() {
+        currentSession = { try await ScopedValues.current.sqliteSession }
     }
 
-    func page(limit: Int, offset: Int) async throws -> MoviePage {
+    /// A repository on `session`, passed by hand instead of read from a scope.
+    package init(session: SQLiteSession) {
+        currentSession = { session }
+    }
+
+    private var session: SQLiteSession {
+        get async throws { try await currentSession() }
+    }
+
+    package func page(limit: Int, offset: Int) async throws -> MoviePage {
         let session = try await session
         let items = try await session.query(
             "SELECT id, title, year, director FROM movies ORDER BY id LIMIT \(limit) OFFSET \(offset)",
@@ -42,29 +54,29 @@ struct SQLiteMovieRepository: MovieRepository {
         return MoviePage(items: items, total: total)
     }
 
-    func movie(id: Int) async throws -> Movie? {
+    package func movie(id: Int) async throws -> Movie? {
         try await session.query("SELECT id, title, year, director FROM movies WHERE id = \(id)", as: Movie.self).first
     }
 
-    func create(_ input: MovieInput) async throws -> Movie {
+    package func create(_ input: MovieInput) async throws -> Movie {
         let id = try await session.insert(
             "INSERT INTO movies (title, year, director) VALUES (\(input.title), \(input.year), \(input.director))"
         )
         return Movie(id: Int(id), title: input.title, year: input.year, director: input.director)
     }
 
-    func replace(id: Int, with input: MovieInput) async throws -> Movie? {
+    package func replace(id: Int, with input: MovieInput) async throws -> Movie? {
         let changed = try await session.execute(
             "UPDATE movies SET title = \(input.title), year = \(input.year), director = \(input.director) WHERE id = \(id)"
         )
         return changed == 0 ? nil : Movie(id: id, title: input.title, year: input.year, director: input.director)
     }
 
-    func delete(id: Int) async throws -> Bool {
+    package func delete(id: Int) async throws -> Bool {
         try await session.execute("DELETE FROM movies WHERE id = \(id)") > 0
     }
 
-    func addRating(movieID: Int, stars: Int) async throws -> Bool {
+    package func addRating(movieID: Int, stars: Int) async throws -> Bool {
         let session = try await session
         guard try await session.scalar("SELECT count(*) FROM movies WHERE id = \(movieID)", as: Int.self) == 1 else {
             return false
@@ -73,7 +85,7 @@ struct SQLiteMovieRepository: MovieRepository {
         return true
     }
 
-    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
+    package func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
         let session = try await session
         guard try await session.scalar("SELECT count(*) FROM movies WHERE id = \(movieID)", as: Int.self) == 1 else {
             return nil

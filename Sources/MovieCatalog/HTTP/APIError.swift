@@ -1,8 +1,8 @@
-import Foundation
-import Hummingbird
-import Logging
-import Scoped
-import ScopedSQLite
+package import Foundation
+package import Hummingbird
+package import Logging
+package import Scoped
+package import ScopedSQLite
 
 /// An error the API reports to the client: a status, a stable code, a message, and the field
 /// at fault when there is one.
@@ -10,17 +10,23 @@ import ScopedSQLite
 /// It is an `HTTPResponseError`, so every middleware that looks at a failed request (the
 /// request log, Hummingbird's `MetricsMiddleware` and `TracingMiddleware`) sees its real
 /// status. ``init(_:logger:)`` is the one place that decides the status of any other error.
-struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
-    var status: HTTPResponse.Status
-    var code: String
-    var message: String
-    var field: String?
+package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
+    package var status: HTTPResponse.Status
+    package var code: String
+    package var message: String
+    package var field: String?
     /// Extra response headers, such as `Allow` on a 405.
-    var headers: HTTPFields = [:]
+    package var headers: HTTPFields = [:]
 
-    var description: String { "\(status.code) \(code): \(message)" }
+    package var description: String { "\(status.code) \(code): \(message)" }
 
-    init(status: HTTPResponse.Status, code: String, message: String, field: String? = nil, headers: HTTPFields = [:]) {
+    package init(
+        status: HTTPResponse.Status,
+        code: String,
+        message: String,
+        field: String? = nil,
+        headers: HTTPFields = [:]
+    ) {
         self.status = status
         self.code = code
         self.message = message
@@ -28,19 +34,19 @@ struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
         self.headers = headers
     }
 
-    static func badRequest(_ message: String, field: String? = nil, code: String = "bad_request") -> APIError {
+    package static func badRequest(_ message: String, field: String? = nil, code: String = "bad_request") -> APIError {
         APIError(status: .badRequest, code: code, message: message, field: field)
     }
 
-    static func invalidField(_ field: String, _ message: String) -> APIError {
+    package static func invalidField(_ field: String, _ message: String) -> APIError {
         APIError(status: .unprocessableContent, code: "invalid_field", message: message, field: field)
     }
 
-    static func notFound(_ message: String) -> APIError {
+    package static func notFound(_ message: String) -> APIError {
         APIError(status: .notFound, code: "not_found", message: message)
     }
 
-    static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method]) -> APIError {
+    package static func methodNotAllowed(_ method: HTTPRequest.Method, allowed: [HTTPRequest.Method]) -> APIError {
         let allow = allowed.map(\.rawValue).joined(separator: ", ")
         return APIError(
             status: .methodNotAllowed,
@@ -53,7 +59,7 @@ struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     /// The API error for any error a request threw: itself when it is one, its status for
     /// Hummingbird's errors, 503 when the database is busy, and 500 otherwise (logged, with a
     /// message that reveals nothing).
-    init(_ error: any Error, logger: Logger) {
+    package init(_ error: any Error, logger: Logger) {
         switch error {
         case let error as APIError:
             self = error
@@ -61,7 +67,7 @@ struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
             self.init(
                 status: .contentTooLarge,
                 code: "payload_too_large",
-                message: "The body is larger than \(AppConfiguration.maximumBodySize) bytes."
+                message: "The body is larger than \(RequestInput.maximumBodySize) bytes."
             )
         case let error as HTTPError:
             self.init(
@@ -86,20 +92,20 @@ struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     }
 
     /// The JSON error body, naming the request, with this error's status and headers.
-    func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         let body = ErrorBody(error: .init(code: code, message: message, field: field), requestID: context.id)
         return try JSONResponse.make(body, status: status, headers: headers)
     }
 }
 
 /// The JSON body of every error response.
-struct ErrorBody: Codable, Sendable {
-    struct Detail: Codable, Sendable {
-        var code: String
-        var message: String
-        var field: String?
+package struct ErrorBody: Codable, Sendable {
+    package struct Detail: Codable, Sendable {
+        package var code: String
+        package var message: String
+        package var field: String?
     }
 
-    var error: Detail
-    var requestID: String
+    package var error: Detail
+    package var requestID: String
 }

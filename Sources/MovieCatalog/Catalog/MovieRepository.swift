@@ -1,7 +1,7 @@
 /// Where movies and their ratings are kept.
 ///
 /// The production default is SQLite; tests and the `fixture` variant use memory.
-protocol MovieRepository: Sendable {
+package protocol MovieRepository: Sendable {
     /// The movies ordered by ID, `limit` of them from `offset`, and how many there are in all.
     func page(limit: Int, offset: Int) async throws -> MoviePage
     func movie(id: Int) async throws -> Movie?

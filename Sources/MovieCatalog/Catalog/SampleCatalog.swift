@@ -1,11 +1,11 @@
-import Scoped
+package import Scoped
 
 /// The movies a development database starts with.
-enum SampleCatalog {
+package enum SampleCatalog {
     /// The header the development profile reads to pick a `movieRepository` variant.
-    static let overrideHeader = "X-Catalog"
+    package static let overrideHeader = "X-Catalog"
 
-    static let movies = [
+    package static let movies = [
         MovieInput(title: "Toy Story", year: 1995, director: "John Lasseter"),
         MovieInput(title: "Spirited Away", year: 2001, director: "Hayao Miyazaki"),
         MovieInput(title: "The Matrix", year: 1999, director: "Lana Wachowski, Lilly Wachowski"),
@@ -15,7 +15,7 @@ enum SampleCatalog {
     ]
 
     /// Inserts the sample movies when the catalog is empty; returns how many were inserted.
-    static func seedIfEmpty() async throws -> Int {
+    package static func seedIfEmpty() async throws -> Int {
         let repository = ScopedValues.current.movieRepository
         guard try await repository.page(limit: 1, offset: 0).total == 0 else { return 0 }
         for movie in movies { _ = try await repository.create(movie) }

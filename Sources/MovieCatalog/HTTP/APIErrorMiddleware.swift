@@ -1,16 +1,25 @@
-import Hummingbird
+package import Hummingbird
 
 /// Turns every error a request throws into an ``APIError``, so that its status is decided once,
 /// here, before the request log and the request-ID middleware see it.
 ///
 /// A request for a known path with a method it does not serve gets 405 with `Allow` instead of
 /// the router's 404.
-struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+package struct APIErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The routes the router serves, for 405 answers.
-    var routes: RouteTable
+    package var routes: RouteTable
+
+    /// Answers 405 for the known paths of `routes`.
+    package init(routes: RouteTable) {
+        self.routes = routes
+    }
 
     @concurrent
-    func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response)
+    package func handle(
+        _ request: Request,
+        context: Context,
+        next: @concurrent (Request, Context) async throws -> Response
+    )
         async throws -> Response
     {
         do {

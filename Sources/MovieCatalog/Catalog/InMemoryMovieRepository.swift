@@ -1,17 +1,17 @@
-import Synchronization
+package import Synchronization
 
 /// A repository in memory: the `fixture` variant, and the mock tests swap in.
-final class InMemoryMovieRepository: MovieRepository {
+package final class InMemoryMovieRepository: MovieRepository {
     private struct State {
-        var movies: [Int: Movie] = [:]
-        var ratings: [Int: [Int]] = [:]
-        var nextID = 1
+        package var movies: [Int: Movie] = [:]
+        package var ratings: [Int: [Int]] = [:]
+        package var nextID = 1
     }
 
     private let state: Mutex<State>
 
     /// A repository holding `movies`; new movies get IDs after the highest one.
-    init(movies: [Movie] = []) {
+    package init(movies: [Movie] = []) {
         var state = State()
         for movie in movies { state.movies[movie.id] = movie }
         state.nextID = (movies.map(\.id).max() ?? 0) + 1
@@ -19,7 +19,7 @@ final class InMemoryMovieRepository: MovieRepository {
     }
 
     /// The fixture catalog: exactly these three movies.
-    static func fixture() -> InMemoryMovieRepository {
+    package static func fixture() -> InMemoryMovieRepository {
         InMemoryMovieRepository(movies: [
             Movie(id: 1, title: "Toy Story", year: 1995, director: "John Lasseter"),
             Movie(id: 2, title: "A Bug's Life", year: 1998, director: "John Lasseter"),
@@ -27,18 +27,18 @@ final class InMemoryMovieRepository: MovieRepository {
         ])
     }
 
-    func page(limit: Int, offset: Int) async throws -> MoviePage {
+    package func page(limit: Int, offset: Int) async throws -> MoviePage {
         state.withLock { state in
             let sorted = state.movies.values.sorted { $0.id < $1.id }
             return MoviePage(items: Array(sorted.dropFirst(offset).prefix(limit)), total: sorted.count)
         }
     }
 
-    func movie(id: Int) async throws -> Movie? {
+    package func movie(id: Int) async throws -> Movie? {
         state.withLock { $0.movies[id] }
     }
 
-    func create(_ input: MovieInput) async throws -> Movie {
+    package func create(_ input: MovieInput) async throws -> Movie {
         state.withLock { state in
             let movie = Movie(id: state.nextID, title: input.title, year: input.year, director: input.director)
             state.movies[movie.id] = movie
@@ -47,7 +47,7 @@ final class InMemoryMovieRepository: MovieRepository {
         }
     }
 
-    func replace(id: Int, with input: MovieInput) async throws -> Movie? {
+    package func replace(id: Int, with input: MovieInput) async throws -> Movie? {
         state.withLock { state in
             guard state.movies[id] != nil else { return nil }
             let movie = Movie(id: id, title: input.title, year: input.year, director: input.director)
@@ -56,14 +56,14 @@ final class InMemoryMovieRepository: MovieRepository {
         }
     }
 
-    func delete(id: Int) async throws -> Bool {
+    package func delete(id: Int) async throws -> Bool {
         state.withLock { state in
             state.ratings[id] = nil
             return state.movies.removeValue(forKey: id) != nil
         }
     }
 
-    func addRating(movieID: Int, stars: Int) async throws -> Bool {
+    package func addRating(movieID: Int, stars: Int) async throws -> Bool {
         state.withLock { state in
             guard state.movies[movieID] != nil else { return false }
             state.ratings[movieID, default: []].append(stars)
@@ -71,7 +71,7 @@ final class InMemoryMovieRepository: MovieRepository {
         }
     }
 
-    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
+    package func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
         state.withLock { state in
             guard state.movies[movieID] != nil else { return nil }
             let ratings = state.ratings[movieID] ?? []

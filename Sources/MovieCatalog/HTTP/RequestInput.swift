@@ -1,16 +1,19 @@
-import NIOFoundationCompat
-import Foundation
-import Hummingbird
+package import NIOFoundationCompat
+package import Foundation
+package import Hummingbird
 
 /// Reading and validating what clients send.
-enum RequestInput {
-    /// The body of `POST /movies` and `PUT /movies/{id}`.
-    struct MovieBody: Decodable {
-        var title: String
-        var year: Int
-        var director: String?
+package enum RequestInput {
+    /// The largest request body accepted.
+    package static let maximumBodySize = 1 << 20
 
-        init(from decoder: any Decoder) throws {
+    /// The body of `POST /movies` and `PUT /movies/{id}`.
+    package struct MovieBody: Decodable {
+        package var title: String
+        package var year: Int
+        package var director: String?
+
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             title = try container.decode(String.self, forKey: .title)
             year = try RequestInput.integer(container, .year, range: MovieInput.years)
@@ -23,10 +26,10 @@ enum RequestInput {
     }
 
     /// The body of `POST /movies/{id}/ratings`.
-    struct RatingBody: Decodable {
-        var stars: Int
+    package struct RatingBody: Decodable {
+        package var stars: Int
 
-        init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             stars = try RequestInput.integer(container, .stars, range: 1...5)
         }
@@ -55,7 +58,7 @@ enum RequestInput {
     }
 
     /// The positive integer ID in the path.
-    static func id(_ context: some RequestContext) throws -> Int {
+    package static func id(_ context: some RequestContext) throws -> Int {
         guard let text = context.parameters.get("id"), let id = Int(text), id > 0 else {
             throw APIError.badRequest("The id must be a positive integer.", field: "id", code: "invalid_id")
         }
@@ -63,7 +66,8 @@ enum RequestInput {
     }
 
     /// An integer query parameter in `range`, or `defaultValue` when absent.
-    static func query(_ request: Request, _ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws
+    package static func query(_ request: Request, _ name: String, default defaultValue: Int, in range: ClosedRange<Int>)
+        throws
         -> Int
     {
         guard let text = request.uri.queryParameters.get(name) else { return defaultValue }
@@ -80,8 +84,8 @@ enum RequestInput {
 
     /// Decodes a JSON body of at most 1 MiB: 413 when larger, 400 when not JSON, 422 naming the
     /// field when a field is missing or of the wrong type.
-    static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        let buffer = try await request.body.collect(upTo: AppConfiguration.maximumBodySize)
+    package static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
+        let buffer = try await request.body.collect(upTo: RequestInput.maximumBodySize)
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
         } catch let error as DecodingError {
@@ -126,7 +130,7 @@ enum RequestInput {
     }
 
     /// Validates a movie body: 422 naming the field at fault.
-    static func validate(_ body: MovieBody) throws -> MovieInput {
+    package static func validate(_ body: MovieBody) throws -> MovieInput {
         // Lengths count Unicode scalars, as JSON Schema's `maxLength` does.
         guard MovieInput.titleLengths.contains(body.title.unicodeScalars.count) else {
             throw APIError.invalidField("title", "title must be 1 to 200 characters long.")
@@ -141,7 +145,7 @@ enum RequestInput {
     }
 
     /// Validates a rating body: 422 unless 1 to 5 stars.
-    static func validate(_ body: RatingBody) throws -> Int {
+    package static func validate(_ body: RatingBody) throws -> Int {
         guard (1...5).contains(body.stars) else {
             throw APIError.invalidField("stars", "stars must be an integer from 1 to 5.")
         }
