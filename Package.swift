@@ -79,6 +79,20 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // The load benchmark's hand-wired server (Benchmarks/load.sh): ExampleServer's stack
+        // with the session and repository passed by hand instead of read from a request scope.
+        .executableTarget(
+            name: "HandWiredCatalog",
+            dependencies: [
+                "MovieCatalog",
+                "Scoped",
+                "ScopedHummingbird",
+                "ScopedSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/HandWiredCatalog"
+        ),
         // The reliability suite (scripts/reliability/run): drives the built ExampleServer.
         .executableTarget(
             name: "ReliabilitySuite",

@@ -27,8 +27,9 @@ let package = Package(
                 .product(name: "Swinject", package: "Swinject"),
             ]
         ),
+        // The smallest server that answers `GET /movies/{id}`: no middleware, no scope.
         .executableTarget(
-            name: "HandWiredCatalog",
+            name: "MinimalCatalog",
             dependencies: [
                 .product(name: "ScopedSQLite", package: "Scoped"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Load benchmark: GET /movies/{id} on the ExampleServer (every request in a Scoped request scope)
-# against the same handler wired by hand (Sources/HandWiredCatalog), both release builds, on
-# loopback, with wrk (Debian package `wrk`). Bounded: DURATION seconds per run (default 10).
+# Load benchmark: GET /movies/{id} on three servers, release builds, on loopback, with wrk
+# (Debian package `wrk`). Bounded: DURATION seconds per run (default 10).
+#   - ExampleServer: every request in a Scoped request scope, the session a scope service.
+#   - HandWiredCatalog (root package, Benchmarks/HandWiredCatalog): the same middleware,
+#     request IDs, routing, JSON encoding and one SQLite transaction per request, with the
+#     session and repository passed by hand. The pair isolates what Scoped costs.
+#   - MinimalCatalog (this package): no middleware and no scope, the smallest possible server.
 # Usage: bash Benchmarks/load.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-10}
 connections=${CONNECTIONS:-64}
+rounds=${ROUNDS:-2}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk"; exit 1; }
 
 swift build -c release --product ExampleServer
-swift build -c release --package-path Benchmarks --product HandWiredCatalog
+swift build -c release --product HandWiredCatalog
+swift build -c release --package-path Benchmarks --product MinimalCatalog
 
 workdir=$(mktemp -d)
 pids=()
@@ -23,16 +29,25 @@ wait_for() {
 }
 
 # The example server, development profile: it creates and seeds its database.
-APP_ENV=development DATABASE_PATH="$workdir/scoped.sqlite" HTTP_PORT=18101 LOG_LEVEL=error \
+APP_ENV=development DATABASE_PATH="$workdir/scoped.sqlite" HTTP_PORT=18101 \
     .build/release/ExampleServer >"$workdir/scoped.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18101/movies/1
-# The hand-wired server reads a copy of the same seeded file.
-# (with its WAL, which holds the seeded rows until a checkpoint).
-for file in "$workdir"/scoped.sqlite*; do cp "$file" "${file/scoped.sqlite/handwired.sqlite}"; done
-DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18102 Benchmarks/.build/release/HandWiredCatalog >"$workdir/handwired.log" 2>&1 &
+# The other servers read copies of the same seeded file (with its WAL, which holds the seeded
+# rows until a checkpoint).
+for name in handwired minimal; do
+    for file in "$workdir"/scoped.sqlite*; do cp "$file" "${file/scoped.sqlite/$name.sqlite}"; done
+done
+DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18102 .build/release/HandWiredCatalog >"$workdir/handwired.log" 2>&1 &
+pids+=($!)
+DATABASE_PATH="$workdir/minimal.sqlite" HTTP_PORT=18103 Benchmarks/.build/release/MinimalCatalog >"$workdir/minimal.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18102/movies/1
+wait_for http://127.0.0.1:18103/movies/1
+for port in 18101 18102 18103; do
+    [ "$(curl -fsS "http://127.0.0.1:$port/movies/1")" = "$(curl -fsS http://127.0.0.1:18101/movies/1)" ] \
+        || { echo "the servers answer GET /movies/1 differently"; exit 1; }
+done
 
 run() {
     local name=$1 port=$2
@@ -46,7 +61,8 @@ run() {
 
 echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 |"
 echo "|---|---:|---:|"
-for round in 1 2; do
-    run "hand-wired (round $round)" 18102
-    run "ExampleServer with Scoped (round $round)" 18101
+for round in $(seq 1 "$rounds"); do
+    run "HandWiredCatalog: same stack, session passed by hand (round $round)" 18102
+    run "ExampleServer: Scoped request scope (round $round)" 18101
+    run "MinimalCatalog: no middleware, no scope (round $round)" 18103
 done
