@@ -26,20 +26,26 @@ func openScope<R>(
     let root = context.root
     root.scopeOpened()
     defer { root.scopeClosed() }
-    let result: R
-    do {
-        result = try await ScopedValues.$taskLocalNode.withValue(
-            values.node,
-            operation: operation,
-            isolation: isolation
-        )
-    } catch {
-        let outcome: ScopeOutcome = error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
-        let failures = await context.close(outcome)
-        if !failures.isEmpty { context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: outcome)) }
-        throw error
-    }
-    let failures = await context.close(.success)
-    if !failures.isEmpty { throw ScopeCloseError(failures: failures, outcome: .success) }
-    return result
+    // The services close inside the scope's binding, so they need no binding of their own.
+    return try await ScopedValues.$taskLocalNode.withValue(
+        values.node,
+        operation: {
+            let result: R
+            do {
+                result = try await operation()
+            } catch {
+                let outcome: ScopeOutcome =
+                    error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
+                let failures = await context.close(outcome)
+                if !failures.isEmpty {
+                    context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: outcome))
+                }
+                throw error
+            }
+            let failures = await context.close(.success)
+            if !failures.isEmpty { throw ScopeCloseError(failures: failures, outcome: .success) }
+            return result
+        },
+        isolation: isolation
+    )
 }

@@ -200,17 +200,18 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     @inlinable
     package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type) -> V? {
         let identity = UInt(bitPattern: key)
-        let (found, base) = withUnsafeMutablePointers { header, slots -> (V?, Unmanaged<ScopeNodeBuffer>?) in
-            (Self.lookup(identity, as: V.self, header: header, slots: slots), header.pointee.base)
+        if let found = withUnsafeMutablePointers({ header, slots in
+            Self.lookup(identity, as: V.self, header: header, slots: slots)
+        }) {
+            return found
         }
-        if let found { return found }
+        guard let base = withUnsafeMutablePointerToHeader({ $0.pointee.base }) else { return nil }
         // The base outlives this call: this node retains it, and the caller holds this node.
-        return base?
-            ._withUnsafeGuaranteedRef { base in
-                base.withUnsafeMutablePointers { header, slots in
-                    Self.lookup(identity, as: V.self, header: header, slots: slots)
-                }
+        return base._withUnsafeGuaranteedRef { base in
+            base.withUnsafeMutablePointers { header, slots in
+                Self.lookup(identity, as: V.self, header: header, slots: slots)
             }
+        }
     }
 
     /// The value stored for `identity` in one table, or `nil`.

@@ -33,8 +33,7 @@ package final class ScopeContext: Sendable {
         /// The node refers to this scope too; ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would
         /// give the node a side table and slow down every retain of it on the read path.)
         var node: ScopeNodeBuffer?
-        /// For a root: scopes opened on it and not yet closed, and who waits for them to drain.
-        var openScopes = 0
+        /// For a root: who waits for the scopes opened on it to drain.
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
         func index(of id: ObjectIdentifier) -> Int? {
@@ -53,6 +52,9 @@ package final class ScopeContext: Sendable {
     /// The root this scope belongs to, or `nil` when this is the root.
     private let parentRoot: ScopeContext?
     private let state = Mutex(State())
+    /// For a root: scopes opened on it and not yet closed. An atomic, so that the requests of
+    /// every core do not queue on the root's lock to count themselves.
+    private let openScopes = Atomic<Int>(0)
 
     package init(root registry: ScopeRegistry) {
         self.lifetime = .app
@@ -160,8 +162,12 @@ package final class ScopeContext: Sendable {
         let id = ObjectIdentifier(key)
         let value: K.Value
         do {
+            // A service read where the scope's own values are current (the common case) needs
+            // no second binding of them.
+            let isCurrent = ScopedValues.taskLocalNode.buffer === node.buffer
             value = try await ConstructionChain.$current.withValue(chain) {
-                try await ScopedValues.$taskLocalNode.withValue(node) { try await K.makeValue() }
+                if isCurrent { return try await K.makeValue() }
+                return try await ScopedValues.$taskLocalNode.withValue(node) { try await K.makeValue() }
             }
         } catch {
             let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
@@ -220,10 +226,17 @@ package final class ScopeContext: Sendable {
         }
         let node = buffer.map(ScopeNode.init) ?? .empty
         var failures: [ScopeCloseError.Failure] = []
+        // Closes run with the scope's values current; `withScope` closes inside its binding,
+        // so there is no task-local to push then.
+        let isCurrent = ScopedValues.taskLocalNode.buffer === node.buffer
         for service in built.reversed() {
             do {
-                try await ScopedValues.$taskLocalNode.withValue(node) {
+                if isCurrent {
                     try await service.key.close(erased: service.box, outcome: outcome)
+                } else {
+                    try await ScopedValues.$taskLocalNode.withValue(node) {
+                        try await service.key.close(erased: service.box, outcome: outcome)
+                    }
                 }
             } catch {
                 failures.append(ScopeCloseError.Failure(entry: service.key.name, error: error))
@@ -234,14 +247,16 @@ package final class ScopeContext: Sendable {
 
     /// Counts a scope opened on this root.
     package func scopeOpened() {
-        state.withLock { $0.openScopes += 1 }
+        openScopes.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// Counts a scope on this root as closed, waking whoever waits for the root to drain.
     package func scopeClosed() {
+        // Acquiring-releasing, so that a drain that sees 0 also sees what the scope did.
+        guard openScopes.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.openScopes -= 1
-            guard state.openScopes == 0, !state.drainWaiters.isEmpty else { return [] }
+            // A scope may have opened since: then its close wakes the waiters.
+            guard openScopes.load(ordering: .acquiring) == 0 else { return [] }
             defer { state.drainWaiters = [] }
             return state.drainWaiters
         }
@@ -249,13 +264,15 @@ package final class ScopeContext: Sendable {
     }
 
     /// The number of scopes opened on this root and not yet closed.
-    package var openScopeCount: Int { state.withLock { $0.openScopes } }
+    package var openScopeCount: Int { openScopes.load(ordering: .acquiring) }
 
     /// Returns once every scope opened on this root has closed.
     package func drain() async {
         await withCheckedContinuation { continuation in
+            // Checked under the lock that `scopeClosed` takes after counting down to 0, so a
+            // waiter added here is either woken by it or sees 0 itself.
             let drained = state.withLock { state in
-                if state.openScopes == 0 { return true }
+                if openScopes.load(ordering: .acquiring) == 0 { return true }
                 state.drainWaiters.append(continuation)
                 return false
             }
