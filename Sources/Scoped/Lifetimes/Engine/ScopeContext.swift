@@ -52,8 +52,10 @@ package final class ScopeContext: Sendable {
     /// The root this scope belongs to, or `nil` when this is the root.
     private let parentRoot: ScopeContext?
     private let state = Mutex(State())
-    /// For a root: scopes opened on it and not yet closed. An atomic, so that the requests of
-    /// every core do not queue on the root's lock to count themselves.
+    /// For a root: scopes opened on it and not yet closed.
+    ///
+    /// An atomic, so that the requests of every core do not queue on the root's lock to count
+    /// themselves.
     private let openScopes = Atomic<Int>(0)
 
     package init(root registry: ScopeRegistry) {
