@@ -89,6 +89,9 @@ enum CatalogServer {
         return (router, table)
     }
 
+    /// The sample catalog's override header, parsed once.
+    private static let overrideHeader = HTTPField.Name(SampleCatalog.overrideHeader)!
+
     /// Selects the variant a request's header asks for, where the profile has a rule for it.
     ///
     /// Without a rule the header is ignored, and that is logged once.
@@ -100,7 +103,7 @@ enum CatalogServer {
         ignoredOverride: borrowing Mutex<Bool>
     ) throws {
         guard let rule = configuration.overrideRule else {
-            if request.headers[HTTPField.Name(SampleCatalog.overrideHeader)!] != nil,
+            if request.headers[overrideHeader] != nil,
                 ignoredOverride.withLock({ logged in
                     defer { logged = true }
                     return !logged
@@ -110,7 +113,7 @@ enum CatalogServer {
             }
             return
         }
-        guard let name = HTTPField.Name(rule.header), let variant = request.headers[name] else { return }
+        guard let variant = request.headers[rule.headerName] else { return }
         guard rule.variants.contains(variant) else {
             throw APIError.badRequest(
                 "\(rule.header) must be one of: \(rule.variants.joined(separator: ", ")).",

@@ -1,6 +1,7 @@
 import MovieCatalog
 import Configuration
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -20,6 +21,16 @@ struct AppConfiguration: Sendable {
         var header: String
         var entry: String
         var variants: [String]
+        /// The header's name, parsed once instead of per request.
+        let headerName: HTTPField.Name
+
+        /// A rule for `header`, which must be a valid header name (`HTTPHeaderName.isValid`).
+        init(header: String, entry: String, variants: [String]) {
+            self.header = header
+            self.entry = entry
+            self.variants = variants
+            self.headerName = HTTPField.Name(header)!
+        }
     }
 
     var profile: Profile
