@@ -1,4 +1,4 @@
-package import Synchronization
+import Synchronization
 
 /// A repository in memory: the `fixture` variant, and the mock tests swap in.
 package final class InMemoryMovieRepository: MovieRepository {

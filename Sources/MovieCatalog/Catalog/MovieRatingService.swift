@@ -1,4 +1,4 @@
-package import Scoped
+import Scoped
 
 /// Computes movies' ratings from the repository of the current scope.
 package struct MovieRatingService: Sendable {

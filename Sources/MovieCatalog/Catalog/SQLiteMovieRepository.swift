@@ -1,4 +1,4 @@
-package import Scoped
+import Scoped
 package import ScopedSQLite
 
 /// The production repository: the request's SQLite session, read from the scope at each call, so every statement of a

@@ -1,4 +1,4 @@
-package import Scoped
+import Scoped
 
 /// The movies a development database starts with.
 package enum SampleCatalog {

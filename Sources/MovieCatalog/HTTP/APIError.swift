@@ -1,8 +1,8 @@
-package import Foundation
+import Foundation
 package import Hummingbird
 package import Logging
-package import Scoped
-package import ScopedSQLite
+import Scoped
+import ScopedSQLite
 
 /// An error the API reports to the client: a status, a stable code, a message, and the field
 /// at fault when there is one.

@@ -1,5 +1,5 @@
 package import Hummingbird
-package import Scoped
+import Scoped
 
 /// The catalog's routes.
 ///

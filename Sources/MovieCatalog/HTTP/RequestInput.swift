@@ -1,5 +1,5 @@
-package import NIOFoundationCompat
-package import Foundation
+import NIOFoundationCompat
+import Foundation
 package import Hummingbird
 
 /// Reading and validating what clients send.

@@ -1,5 +1,5 @@
 package import Hummingbird
-package import Synchronization
+import Synchronization
 
 /// The routes the server serves, recorded as they are added to the router, so that a known
 /// path asked with a method it does not serve answers 405 with `Allow`, and the OpenAPI
