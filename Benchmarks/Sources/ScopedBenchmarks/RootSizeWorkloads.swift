@@ -1,8 +1,9 @@
 import Scoped
 
-/// Whether a scope's cost grows with what the application root holds: the same scopes opened
-/// on a root with 2 entries and on one with 64. The mock is built once, so the allocation
-/// counts are the library's own.
+/// Whether a scope's cost grows with what the application root holds.
+///
+/// The same scopes are opened on a root with 2 entries and on one with 64. The mock is built
+/// once, so the allocation counts are the library's own.
 func rootSizeWorkloads() -> [Workload] {
     let mock = MockBenchRepository()
     let scoped = ScopedController()
@@ -41,8 +42,16 @@ func rootSizeWorkloads() -> [Workload] {
     }
 
     return [
-        Workload(group: "root size", name: "request scope open + close + 1 read, 2 entries on the root", run: requestScope(smallRoot)),
-        Workload(group: "root size", name: "request scope open + close + 1 read, 64 entries on the root", run: requestScope(largeRoot)),
+        Workload(
+            group: "root size",
+            name: "request scope open + close + 1 read, 2 entries on the root",
+            run: requestScope(smallRoot)
+        ),
+        Workload(
+            group: "root size",
+            name: "request scope open + close + 1 read, 64 entries on the root",
+            run: requestScope(largeRoot)
+        ),
         Workload(
             group: "root size",
             name: "withScopedValues: 2 overrides + 1 read, 2 entries on the root",
