@@ -16,7 +16,7 @@
 /// ```
 ///
 /// The nearest override wins, and only below it. Reading an entry costs one task-local read
-/// and one hash lookup, however deep scopes nest and however many entries they set.
+/// and at most two hash probes, however deep scopes nest and however many entries they set.
 public struct ScopedValues: Sendable {
     /// The scope's entries, depth and lifetime scope; copied on the first write.
     @usableFromInline
