@@ -30,13 +30,21 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
-        if let incoming = request.headers[.requestID], Self.isValid(incoming), incoming != context.id {
+        let id: String
+        if let incoming = request.headers[.requestID], Self.isValid(incoming) {
+            id = incoming
             context.logger[metadataKey: "hb.request.id"] = .string(incoming)
+        } else {
+            // Hummingbird formats its ID anew on every `context.id`: format it once.
+            id = context.id
         }
         // Hummingbird's server binds its request logger as `Logger.current`, but not every
-        // responder does (its router test framework does not); bind the request's logger here.
-        var response = await withLogger(context.logger) { _ in await respond(request, context: context, next: next) }
-        response.headers[.requestID] = context.id
+        // responder does (its router test framework does not); bind the request's logger here,
+        // and the ID for `RequestScopeMiddleware`.
+        var response = await withLogger(context.logger) { _ in
+            await CurrentRequestID.$value.withValue(id) { await respond(request, context: context, next: next) }
+        }
+        response.headers[.requestID] = id
         return response
     }
 
@@ -70,4 +78,10 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 extension HTTPField.Name {
     /// `X-Request-ID`.
     public static let requestID = Self("X-Request-ID")!
+}
+
+/// The ID ``RequestIDMiddleware`` gave the request being handled, so that the request scope
+/// need not format Hummingbird's ID again.
+enum CurrentRequestID {
+    @TaskLocal static var value: String?
 }

@@ -53,7 +53,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     ) async throws -> Response {
         try await root()
             .withScope({ values in
-                values.requestID = context.id
+                values.requestID = CurrentRequestID.value ?? context.id
                 try update(&values, request, context)
             }) {
                 try await next(request, context)
