@@ -263,6 +263,40 @@ struct LifetimeTests {
         #expect(reported.all.first.map { "\($0.outcome)" } == "cancelled")
     }
 
+    @Test func readersWaitingForAConstructionWhenItsScopeClosesGetScopeEndedInsteadOfHanging() async throws {
+        let gate = (started: Signal(), release: Signal())
+        let root = ScopeRoot { $0.probe = LifetimeProbe() }
+        var builder: Task<Resource, any Error>?
+        var waiter: Task<Resource, any Error>?
+        try await root.withScope({ $0.constructionGate = gate }) {
+            builder = Task { try await ScopedValues.current[LateResourceKey.self] }
+            await gate.started.wait()
+            waiter = Task { try await ScopedValues.current[LateResourceKey.self] }
+            // Let the second reader register as a waiter before the scope ends.
+            while let scope = ScopedValues.current.scope,
+                scope.waiterCount(for: ObjectIdentifier(LateResourceKey.self)) == 0
+            {
+                await Task.yield()
+            }
+        }
+        gate.release.fire()
+        await #expect(throws: ScopedError.scopeEnded(entry: LateResourceKey.name)) { try await builder?.value }
+        await #expect(throws: ScopedError.scopeEnded(entry: LateResourceKey.name)) { try await waiter?.value }
+    }
+
+    @Test func aServiceReadAfterItsScopeClosedIsRefusedNotServedStale() async throws {
+        let (root, probe) = makeRoot()
+        let captured = try await root.withScope {
+            _ = try await ScopedValues.current[SessionKey.self]
+            return ScopedValues.current
+        }
+        #expect(probe.builds(of: SessionKey.name) == 1)
+        await #expect(throws: ScopedError.scopeEnded(entry: SessionKey.name)) {
+            try await withScopedValues(captured) { try await ScopedValues.current[SessionKey.self] }
+        }
+        #expect(probe.builds(of: SessionKey.name) == 1)
+    }
+
     @Test func providedServiceInstanceIsUsedAndNeverClosed() async throws {
         let (root, probe) = makeRoot()
         let provided = Resource(name: "provided", label: "test")

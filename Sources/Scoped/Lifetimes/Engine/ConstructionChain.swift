@@ -1,11 +1,10 @@
 /// The services being built by the current task, outermost first, for cycle and captive
 /// dependency detection.
 struct ConstructionChain: Sendable {
+    /// A service about to be built: its key and lifetime.
     struct Link: Sendable {
         let key: any ScopedServiceKey.Type
         let lifetime: ScopedLifetime
-        /// The construction this link stands for, once the current task has become its builder.
-        var construction: Construction?
 
         init<K: ScopedServiceKey>(_ key: K.Type) {
             self.key = key
@@ -17,29 +16,45 @@ struct ConstructionChain: Sendable {
 
     @TaskLocal static var current = ConstructionChain()
 
-    private(set) var links: [Link] = []
+    /// The innermost construction the current task is building; its parents lead outward.
+    ///
+    /// A linked list, so that entering a construction allocates nothing beyond its record.
+    private(set) var innermost: Construction?
 
-    func appending(_ link: Link) -> ConstructionChain {
-        var chain = self
-        chain.links.append(link)
-        return chain
+    /// This chain with `construction`, whose parent is this chain's innermost, inside it.
+    func appending(_ construction: Construction) -> ConstructionChain {
+        ConstructionChain(innermost: construction)
     }
 
     /// Throws if building `link` now would be a cycle or make an app service hold a scoped one.
     func check(_ link: Link) throws {
-        if links.isEmpty { return }
-        if links.contains(where: { ObjectIdentifier($0.key) == ObjectIdentifier(link.key) }) {
-            throw ScopedError.cycle(chain: describe(with: link))
+        guard innermost != nil else { return }
+        var insideApp = false
+        var construction = innermost
+        while let current = construction {
+            if ObjectIdentifier(current.link.key) == ObjectIdentifier(link.key) {
+                throw ScopedError.cycle(chain: describe(with: link))
+            }
+            if current.link.lifetime == .app { insideApp = true }
+            construction = current.parent
         }
-        if link.lifetime == .scope, links.contains(where: { $0.lifetime == .app }) {
+        if link.lifetime == .scope, insideApp {
             throw ScopedError.captiveDependency(chain: describe(with: link))
         }
     }
 
     /// The constructions the current task is inside, outermost first.
-    var constructions: [Construction] { links.compactMap(\.construction) }
+    var constructions: [Construction] {
+        var constructions: [Construction] = []
+        var construction = innermost
+        while let current = construction {
+            constructions.append(current)
+            construction = current.parent
+        }
+        return constructions.reversed()
+    }
 
     private func describe(with link: Link) -> [String] {
-        (links + [link]).map(\.label)
+        constructions.map(\.label) + [link.label]
     }
 }

@@ -5,8 +5,13 @@ import Synchronization
 /// would otherwise never finish.
 final class Construction: Sendable {
     let link: ConstructionChain.Link
+    /// The construction the building task was inside when it started this one.
+    let parent: Construction?
 
-    init(_ link: ConstructionChain.Link) { self.link = link }
+    init(_ link: ConstructionChain.Link, parent: Construction?) {
+        self.link = link
+        self.parent = parent
+    }
 
     /// `name (lifetime)`, as cycle errors show it; built only for an error.
     var label: String { link.label }

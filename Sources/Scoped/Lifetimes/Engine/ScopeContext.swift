@@ -8,7 +8,9 @@ import Synchronization
 package final class ScopeContext: Sendable {
     private enum Slot {
         case building(Construction, [CheckedContinuation<AnyValueBox, any Error>])
-        case built(AnyValueBox)
+        /// Built: the value, its key for closing it, and when its construction finished
+        /// relative to the scope's others, so that they close newest first.
+        case built(AnyValueBox, key: any ScopedServiceKey.Type, order: Int)
     }
 
     private struct Entry {
@@ -16,17 +18,11 @@ package final class ScopeContext: Sendable {
         var slot: Slot
     }
 
-    /// A service this scope built and must close.
-    private struct BuiltService: Sendable {
-        let key: any ScopedServiceKey.Type
-        let box: AnyValueBox
-    }
-
     private struct State: ~Copyable {
         /// Services built or being built; few per scope, so a list beats a dictionary.
         var entries: [Entry] = []
-        /// Built services in the order their construction finished.
-        var built: [BuiltService] = []
+        /// How many services this scope has built: the next one's `order`.
+        var builtCount = 0
         var isClosed = false
         /// The node this scope's services are built with.
         ///
@@ -107,29 +103,33 @@ package final class ScopeContext: Sendable {
     nonisolated(nonsending) package func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         if let box = state.withLock({ state -> AnyValueBox? in
-            guard let index = state.index(of: id), case .built(let box) = state.entries[index].slot else { return nil }
+            guard let index = state.index(of: id), case .built(let box, _, _) = state.entries[index].slot else {
+                return nil
+            }
             return box
         }) {
             return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
         }
-        var link = ConstructionChain.Link(key)
+        let link = ConstructionChain.Link(key)
         let chain = ConstructionChain.current
         try chain.check(link)
         while true {
-            let (node, builder) = try state.withLock { state -> (ScopeNodeBuffer?, Construction?) in
+            // Either this task becomes the builder (a node to build with, and its construction)
+            // or it waits for the builder's construction (or, if built meanwhile, for nothing).
+            let (node, construction) = try state.withLock { state -> (ScopeNodeBuffer?, Construction?) in
                 if let index = state.index(of: id) {
                     guard case .building(let builder, _) = state.entries[index].slot else { return (nil, nil) }
                     return (nil, builder)
                 }
                 guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: K.name) }
-                let construction = Construction(link)
-                link.construction = construction
+                let construction = Construction(link, parent: chain.innermost)
                 state.entries.append(Entry(id: id, slot: .building(construction, [])))
-                return (node, nil)
+                return (node, construction)
             }
-            if let node {
-                return try await build(key, with: ScopeNode(node), chain: chain.appending(link))
+            if let node, let construction {
+                return try await build(key, with: ScopeNode(node), chain: chain.appending(construction))
             }
+            let builder = construction
             // A task that is itself building waits only where that cannot close a cycle.
             let waiting = builder == nil ? [] : chain.constructions
             if let builder { try ConstructionGraph.beginWait(waiting, for: builder) }
@@ -139,7 +139,7 @@ package final class ScopeContext: Sendable {
                     let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
                         guard let index = state.index(of: id) else { return .failure(Retry()) }
                         switch state.entries[index].slot {
-                        case .built(let box):
+                        case .built(let box, _, _):
                             return .success(box)
                         case .building(let builder, var waiters):
                             waiters.append(continuation)
@@ -189,8 +189,8 @@ package final class ScopeContext: Sendable {
             if state.isClosed {
                 state.entries.remove(at: index)
             } else {
-                state.entries[index].slot = .built(box)
-                state.built.append(BuiltService(key: key, box: box))
+                state.entries[index].slot = .built(box, key: key, order: state.builtCount)
+                state.builtCount += 1
             }
             return (waiters, state.isClosed)
         }
@@ -218,33 +218,58 @@ package final class ScopeContext: Sendable {
     ///
     /// - Returns: the closes that threw; every close is attempted.
     nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
-        let (built, buffer) = state.withLock { state in
+        // The entries move out of the state (no copy): a closed scope keeps nothing, and a
+        // later read of its services is refused with `scopeEnded`.
+        let (entries, buffer) = state.withLock { state -> ([Entry], ScopeNodeBuffer?) in
+            guard !state.isClosed else { return ([], nil) }
             state.isClosed = true
-            defer {
-                state.built = []
-                state.node = nil
+            let entries = state.entries
+            // Constructions still in flight stay: their builders wake their waiters when they
+            // finish, and find the scope closed.
+            let isBuilding: (Entry) -> Bool = { entry in
+                if case .building = entry.slot { return true }
+                return false
             }
-            return (state.built, state.node)
+            state.entries = entries.contains(where: isBuilding) ? entries.filter(isBuilding) : []
+            defer { state.node = nil }
+            return (entries, state.node)
         }
         let node = buffer.map(ScopeNode.init) ?? .empty
         var failures: [ScopeCloseError.Failure] = []
         // Closes run with the scope's values current; `withScope` closes inside its binding,
         // so there is no task-local to push then.
         let isCurrent = ScopedValues.taskLocalNode.buffer === node.buffer
-        for service in built.reversed() {
+        // Newest first: by descending `order`, found by scanning the few entries, so closing
+        // allocates nothing.
+        var previous = Int.max
+        while let (key, box, order) = Self.newest(in: entries, before: previous) {
+            previous = order
             do {
                 if isCurrent {
-                    try await service.key.close(erased: service.box, outcome: outcome)
+                    try await key.close(erased: box, outcome: outcome)
                 } else {
                     try await ScopedValues.$taskLocalNode.withValue(node) {
-                        try await service.key.close(erased: service.box, outcome: outcome)
+                        try await key.close(erased: box, outcome: outcome)
                     }
                 }
             } catch {
-                failures.append(ScopeCloseError.Failure(entry: service.key.name, error: error))
+                failures.append(ScopeCloseError.Failure(entry: key.name, error: error))
             }
         }
         return failures
+    }
+
+    /// The built entry with the largest `order` below `limit`, or `nil`.
+    private static func newest(
+        in entries: [Entry],
+        before limit: Int
+    ) -> (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)? {
+        var newest: (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)?
+        for entry in entries {
+            guard case .built(let box, let key, let order) = entry.slot, order < limit else { continue }
+            if order > (newest?.order ?? -1) { newest = (key, box, order) }
+        }
+        return newest
     }
 
     /// Counts a scope opened on this root.
