@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 // Scoped side by side with its peers, in one process: `swift run -c release ScopedBenchmarks`.
@@ -38,3 +38,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The upcoming features the root package builds with, on every Swift target here too.
+for target in package.targets where target.type != .system && target.name != "MallocCounter" {
+    var settings = target.swiftSettings ?? []
+    settings.append(contentsOf: [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+    ])
+    target.swiftSettings = settings
+}
