@@ -183,7 +183,11 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
 
     /// The index of the slot holding `identity`, or of the empty slot where it would go.
     @inlinable
-    func slotIndex(_ identity: UInt, header: UnsafeMutablePointer<Header>, slots: UnsafeMutablePointer<Slot>) -> Int {
+    static func slotIndex(
+        _ identity: UInt,
+        header: UnsafeMutablePointer<Header>,
+        slots: UnsafeMutablePointer<Slot>
+    ) -> Int {
         let mask = header.pointee.capacity &- 1
         var index = Self.start(identity, mask: mask)
         while true {
@@ -223,14 +227,8 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         slots: UnsafeMutablePointer<Slot>
     ) -> V? {
         if header.pointee.count == 0 { return nil }
-        let mask = header.pointee.capacity &- 1
-        var index = start(identity, mask: mask)
-        while true {
-            let slotKey = slots[index].key
-            if slotKey == identity { break }
-            if slotKey == 0 { return nil }
-            index = (index &+ 1) & mask
-        }
+        let index = slotIndex(identity, header: header, slots: slots)
+        guard slots[index].key == identity else { return nil }
         let storage = UnsafeRawPointer(slots + index) + storageOffset
         if storesInline(V.self) { return storage.load(as: V.self) }
         return storage.load(as: ValueBox<V>.self).value
@@ -243,7 +241,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
         withUnsafeMutablePointers { header, slots in
             let identity = UInt(bitPattern: key)
-            let index = slotIndex(identity, header: header, slots: slots)
+            let index = Self.slotIndex(identity, header: header, slots: slots)
             let storage = UnsafeMutableRawPointer(slots + index) + Self.storageOffset
             if slots[index].key == identity {
                 slots[index].witness!.destroy(storage)
@@ -344,7 +342,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         source.withUnsafeMutablePointers { header, slots in
             withUnsafeMutablePointers { copyHeader, copySlots in
                 for index in 0..<header.pointee.capacity where slots[index].key != 0 {
-                    let target = slotIndex(slots[index].key, header: copyHeader, slots: copySlots)
+                    let target = Self.slotIndex(slots[index].key, header: copyHeader, slots: copySlots)
                     let storage = UnsafeMutableRawPointer(copySlots + target) + Self.storageOffset
                     if copySlots[target].key != 0 {
                         guard replacing else { continue }
