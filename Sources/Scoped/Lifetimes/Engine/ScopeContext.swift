@@ -164,12 +164,8 @@ package final class ScopeContext: Sendable {
         let id = ObjectIdentifier(key)
         let value: K.Value
         do {
-            // A service read where the scope's own values are current (the common case) needs
-            // no second binding of them.
-            let isCurrent = ScopedValues.taskLocalNode.buffer === node.buffer
             value = try await ConstructionChain.$current.withValue(chain) {
-                if isCurrent { return try await K.makeValue() }
-                return try await ScopedValues.$taskLocalNode.withValue(node) { try await K.makeValue() }
+                try await Self.withCurrent(node) { try await K.makeValue() }
             }
         } catch {
             let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
@@ -199,7 +195,7 @@ package final class ScopeContext: Sendable {
             // and report a close that throws like every other close failure.
             let error = ScopedError.scopeEnded(entry: K.name)
             do {
-                try await ScopedValues.$taskLocalNode.withValue(node) { try await K.close(value, outcome: .cancelled) }
+                try await Self.withCurrent(node) { try await K.close(value, outcome: .cancelled) }
             } catch let closeError {
                 let failure = ScopeCloseError.Failure(entry: K.name, error: closeError)
                 registry.onCloseError(ScopeCloseError(failures: [failure], outcome: .cancelled))
@@ -236,27 +232,31 @@ package final class ScopeContext: Sendable {
         }
         let node = buffer.map(ScopeNode.init) ?? .empty
         var failures: [ScopeCloseError.Failure] = []
-        // Closes run with the scope's values current; `withScope` closes inside its binding,
-        // so there is no task-local to push then.
-        let isCurrent = ScopedValues.taskLocalNode.buffer === node.buffer
         // Newest first: by descending `order`, found by scanning the few entries, so closing
         // allocates nothing.
         var previous = Int.max
         while let (key, box, order) = Self.newest(in: entries, before: previous) {
             previous = order
             do {
-                if isCurrent {
-                    try await key.close(erased: box, outcome: outcome)
-                } else {
-                    try await ScopedValues.$taskLocalNode.withValue(node) {
-                        try await key.close(erased: box, outcome: outcome)
-                    }
-                }
+                try await Self.withCurrent(node) { try await key.close(erased: box, outcome: outcome) }
             } catch {
                 failures.append(ScopeCloseError.Failure(entry: key.name, error: error))
             }
         }
         return failures
+    }
+
+    /// Runs `body` with `node` as the current scope's values.
+    ///
+    /// Constructions and closes see the scope they belong to. Where `node` is already current
+    /// (a service read, or closed by `withScope`, inside its own scope: the common case) no
+    /// task-local is pushed.
+    nonisolated(nonsending) private static func withCurrent<R>(
+        _ node: ScopeNode,
+        _ body: () async throws -> R
+    ) async throws -> R {
+        if ScopedValues.taskLocalNode.buffer === node.buffer { return try await body() }
+        return try await ScopedValues.$taskLocalNode.withValue(node, operation: body)
     }
 
     /// The built entry with the largest `order` below `limit`, or `nil`.
