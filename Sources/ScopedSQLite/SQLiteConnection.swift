@@ -88,6 +88,12 @@ final class SQLiteConnection: @unchecked Sendable {
         return Int(sqlite3_changes(handle))
     }
 
+    /// Runs an `INSERT`; returns the new row's ID.
+    func insert(_ sql: SQL) throws -> Int64 {
+        try execute(sql)
+        return lastInsertRowID
+    }
+
     /// Runs a query and returns every row.
     func query(_ sql: SQL) throws -> [SQLiteRow] {
         try withStatement(sql) { statement in

@@ -55,10 +55,7 @@ public final class SQLiteSession: Sendable {
 
     /// Runs an `INSERT` in the session's write transaction; returns the new row's ID.
     public func insert(_ sql: SQL) async throws -> Int64 {
-        try await withConnection(writing: true) { connection in
-            try connection.execute(sql)
-            return connection.lastInsertRowID
-        }
+        try await withConnection(writing: true) { try $0.insert(sql) }
     }
 
     /// Whether the session holds a connection (and so an open transaction).

@@ -19,8 +19,7 @@ public struct SQLiteTransaction: ~Copyable {
 
     /// Runs an `INSERT`; returns the new row's ID.
     public func insert(_ sql: SQL) throws -> Int64 {
-        try connection.execute(sql)
-        return connection.lastInsertRowID
+        try connection.insert(sql)
     }
 
     /// Runs a query and returns every row.
