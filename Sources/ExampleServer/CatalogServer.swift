@@ -75,11 +75,12 @@ enum CatalogServer {
         )
         let routes = RouteRecorder(router: router, table: table)
         routes.on(.get, "/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        let openAPIDocument = ByteBuffer(string: OpenAPIDocument.json)  // encoded once, not per request
         routes.on(.get, "/openapi.json") { _, _ in
             Response(
                 status: .ok,
                 headers: [.contentType: "application/json; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json))
+                body: .init(byteBuffer: openAPIDocument)
             )
         }
         MovieController<BasicRequestContext>().addRoutes(to: routes)
