@@ -99,10 +99,15 @@ let package = Package(
             dependencies: ["Scoped", "ScopedSQLite", "CSQLite"],
             path: "scripts/reliability/Sources/ReliabilitySuite"
         ),
-        // Helpers shared by the test targets: temporary folders, one-shot signals, log capture.
+        // Helpers shared by the test targets: temporary folders, one-shot signals, log capture, a
+        // raw HTTP connection that can stop reading at any byte.
         .target(
             name: "ScopedTestSupport",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Tests/ScopedTestSupport"
         ),
         .testTarget(name: "ScopedTests", dependencies: ["Scoped", "ScopedTestSupport"]),

@@ -14,6 +14,9 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     case scopeEnded(entry: String)
     /// A variant was selected that the application root did not register.
     case unknownVariant(entry: String, variant: String, known: [String])
+    /// Work handed off with ``handOff(timeout:operation:)`` ran past its timeout and was
+    /// cancelled; its scope closed as ``ScopeOutcome/cancelled``.
+    case timedOut(after: Duration)
 
     /// A description for logs and error messages.
     public var description: String {
@@ -32,12 +35,14 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "`root.withScope { … }` or `withScope { … }` around the code that reads it."
         case .scopeEnded(let entry):
             "\(entry) was read after the scope that owns it had ended; "
-                + "do not keep using a scope's services in work that outlives it."
+                + "work that outlives its scope must be handed off with `handOff(timeout:) { … }`."
         case .unknownVariant(let entry, let variant, let known):
             "Unknown variant '\(variant)' of entry '\(entry)'. "
                 + (known.isEmpty
                     ? "The application root registered no variants of '\(entry)'."
                     : "Known variants: \(known.joined(separator: ", ")).")
+        case .timedOut(let timeout):
+            "Handed-off work was still running after its timeout of \(timeout) and was cancelled."
         }
     }
 }

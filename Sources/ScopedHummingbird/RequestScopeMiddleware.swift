@@ -5,11 +5,22 @@ public import Scoped
 /// application root.
 ///
 /// The scope holds the request's ID (``Scoped/ScopedValues/requestID``, Hummingbird's
-/// `context.id`) plus whatever `update` sets. It closes when the response is produced or the
-/// request fails or is cancelled, so per-scope resources commit or roll back with the request.
+/// `context.id`) plus whatever `update` sets. It stays open until the response body has been
+/// written, streamed bodies included: reads inside a body's writer resolve to the request's
+/// scope, so an export can stream rows from the request's transaction. It closes exactly once:
+///
+/// - ``Scoped/ScopeOutcome/success`` when the body was written completely. The body's last
+///   buffer is held back until the scope's services have closed, so a client that received the
+///   whole response received it after the request's transaction committed; a commit that fails
+///   cuts the response short.
+/// - ``Scoped/ScopeOutcome/cancelled`` when the client went away before the body was written,
+///   or the response was never written at all.
+/// - ``Scoped/ScopeOutcome/failure(_:)`` when the handler or the body's writer threw.
+///
 /// Errors, including one thrown by `update`, pass through unchanged, so middlewares installed
 /// before it (request logs, `MetricsMiddleware`, `TracingMiddleware`) see each error's own
-/// status.
+/// status. Work a handler starts for after its response goes through
+/// ``Scoped/handOff(timeout:operation:)``.
 ///
 /// ```swift
 /// let router = Router()
@@ -44,19 +55,27 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
         self.update = update
     }
 
-    /// Runs the rest of the chain in a new request scope and closes the scope with the outcome.
+    /// Runs the rest of the chain in a new request scope, and returns its response with a body
+    /// that closes the scope once it has been written.
     @concurrent
     public func handle(
         _ request: Request,
         context: Context,
         next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
-        try await root()
-            .withScope({ values in
+        let scope = try root()
+            .openScope { values in
                 values.requestID = CurrentRequestID.value ?? context.id
                 try update(&values, request, context)
-            }) {
-                try await next(request, context)
             }
+        var response: Response
+        do {
+            response = try await scope.run { try await next(request, context) }
+        } catch {
+            try? await scope.close(ScopeOutcome(endingWith: error))
+            throw error
+        }
+        response.body = ScopeBoundBody.wrap(response.body, closing: scope)
+        return response
     }
 }

@@ -233,3 +233,17 @@ enum LateResourceKey: ScopedServiceKey {
         throw CloseFailure(name: name)
     }
 }
+
+/// A root whose services record their builds and closes in the returned probe.
+func makeRoot(
+    services: [any ScopedServiceKey.Type] = [],
+    requirements: [any Sendable.Type] = [],
+    onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
+) -> (ScopeRoot, LifetimeProbe) {
+    let probe = LifetimeProbe()
+    let root = ScopeRoot(services: services, requirements: requirements, onCloseError: onCloseError) {
+        $0.probe = probe
+        $0.serviceLabel = "root"
+    }
+    return (root, probe)
+}

@@ -3,19 +3,6 @@ import Scoped
 import Synchronization
 import Testing
 
-private func makeRoot(
-    services: [any ScopedServiceKey.Type] = [],
-    requirements: [any Sendable.Type] = [],
-    onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
-) -> (ScopeRoot, LifetimeProbe) {
-    let probe = LifetimeProbe()
-    let root = ScopeRoot(services: services, requirements: requirements, onCloseError: onCloseError) {
-        $0.probe = probe
-        $0.serviceLabel = "root"
-    }
-    return (root, probe)
-}
-
 struct LifetimeTests {
     @Test func appServiceIsBuiltExactlyOnceUnderConcurrentFirstReads() async throws {
         let (root, probe) = makeRoot()

@@ -10,6 +10,13 @@ public enum ScopeOutcome: Sendable, CustomStringConvertible {
     /// cancelled. Validation also closes its synthetic scope as cancelled.
     case cancelled
 
+    /// The outcome of an operation that threw `error`: ``cancelled`` for a
+    /// `CancellationError` or any error thrown while the task was cancelled, else
+    /// ``failure(_:)``.
+    public init(endingWith error: any Error) {
+        self = error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
+    }
+
     /// Whether the operation returned normally.
     public var isSuccess: Bool {
         if case .success = self { return true }

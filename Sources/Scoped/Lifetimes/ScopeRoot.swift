@@ -115,7 +115,29 @@ public final class ScopeRoot: Sendable {
         isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> R
     ) async throws -> R {
-        try await openScope(on: values, update: update, isolation: isolation, operation: operation)
+        try await runInChildScope(on: values, update: update, isolation: isolation, operation: operation)
+    }
+
+    /// Opens a child scope of this root that stays open until you close it.
+    ///
+    /// For work whose end is not the end of one closure; see ``Scope``. Everything else uses
+    /// ``withScope(_:isolation:operation:)``.
+    ///
+    /// - Parameter update: changes the scope's values as it opens.
+    /// - Returns: the open scope, counted in ``openScopeCount`` until it closes.
+    /// - Throws: what `update` throws; no scope is then opened.
+    public func openScope<Failure: Error>(
+        _ update: (inout ScopedValues) throws(Failure) -> Void
+    ) throws(Failure) -> Scope {
+        try Scope(childOf: values, update: update)
+    }
+
+    /// Opens a child scope of this root, with the root's values, that stays open until you
+    /// close it; see ``openScope(_:)``.
+    ///
+    /// - Returns: the open scope, counted in ``openScopeCount`` until it closes.
+    public func openScope() -> Scope {
+        Scope(childOf: values) { _ in }
     }
 
     /// Waits for the scopes opened on this root to close, then closes the app services it built, newest first.

@@ -12,20 +12,18 @@ public func withScope<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async throws -> R {
-    try await openScope(on: .current, update: update, isolation: isolation, operation: operation)
+    try await runInChildScope(on: .current, update: update, isolation: isolation, operation: operation)
 }
 
 /// Opens a child scope of `parent`'s scope, runs `operation` in it and closes it.
-func openScope<R>(
+func runInChildScope<R>(
     on parent: ScopedValues,
     update: (inout ScopedValues) throws -> Void,
     isolation: isolated (any Actor)?,
     operation: () async throws -> R
 ) async throws -> R {
     let (values, context) = try parent.childScope(update)
-    let root = context.root
-    root.scopeOpened()
-    defer { root.scopeClosed() }
+    context.root.scopeOpened()
     // The services close inside the scope's binding, so they need no binding of their own.
     return try await ScopedValues.$taskLocalNode.withValue(
         values.node,
@@ -34,16 +32,10 @@ func openScope<R>(
             do {
                 result = try await operation()
             } catch {
-                let outcome: ScopeOutcome =
-                    error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
-                let failures = await context.close(outcome)
-                if !failures.isEmpty {
-                    context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: outcome))
-                }
+                try? await context.end(ScopeOutcome(endingWith: error))
                 throw error
             }
-            let failures = await context.close(.success)
-            if !failures.isEmpty { throw ScopeCloseError(failures: failures, outcome: .success) }
+            try await context.end(.success)
             return result
         },
         isolation: isolation

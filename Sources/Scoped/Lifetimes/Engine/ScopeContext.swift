@@ -246,6 +246,21 @@ package final class ScopeContext: Sendable {
         return failures
     }
 
+    /// Ends a scope opened on a root: closes its services with `outcome` and counts it closed.
+    ///
+    /// Close failures are thrown only when `outcome` is success, so that work whose services
+    /// did not close cleanly (a transaction that did not commit) never reports success; other
+    /// outcomes already carry an error of their own, and their failures go to the root's
+    /// close-error handler.
+    nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
+        let failures = await close(outcome)
+        root.scopeClosed()
+        guard !failures.isEmpty else { return }
+        let error = ScopeCloseError(failures: failures, outcome: outcome)
+        guard outcome.isSuccess else { return registry.onCloseError(error) }
+        throw error
+    }
+
     /// Runs `body` with `node` as the current scope's values.
     ///
     /// Constructions and closes see the scope they belong to. Where `node` is already current

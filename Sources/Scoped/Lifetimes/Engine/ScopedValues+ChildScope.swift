@@ -3,7 +3,7 @@ extension ScopedValues {
     /// these values one level deeper, changed by `update`, bound to it.
     ///
     /// The caller closes the context.
-    func childScope(_ update: (inout ScopedValues) throws -> Void) rethrows -> (
+    func childScope<Failure: Error>(_ update: (inout ScopedValues) throws(Failure) -> Void) throws(Failure) -> (
         values: ScopedValues, context: ScopeContext
     ) {
         let context = ScopeContext(childOf: scope ?? ScopeRoot.implicit.context)

@@ -1,0 +1,128 @@
+import Synchronization
+
+/// Hands `operation` off to run after the current unit of work, in a scope of its own that
+/// keeps what it uses alive until it ends.
+///
+/// Use it for work a request starts but its client does not wait for: a notification, an
+/// index refresh, a cache warm-up. A plain `Task { }` would run with the request's scope
+/// after that scope closed, and its first read of a scope service would throw
+/// ``ScopedError/scopeEnded(entry:)``. Work handed off here instead runs in a new child scope
+/// of the current one, opened before `handOff` returns:
+///
+/// - It reads the current scope's values (its request ID, its principal, its overrides;
+///   change them with ``withScopedValues(_:isolation:operation:)-((ScopedValues)->Void,_,_)`` around the call), and builds its own ``ScopedLifetime/scope`` services (its own
+///   transaction), which close when it ends: ``ScopeOutcome/success`` if it returned,
+///   ``ScopeOutcome/failure(_:)`` if it threw.
+/// - It is cancelled when it runs longer than `timeout`: its scope then closes as
+///   ``ScopeOutcome/cancelled`` and the task throws ``ScopedError/timedOut(after:)``.
+/// - It counts as open on the application root, so ``ScopeRoot/shutdown()`` waits for it:
+///   graceful shutdown lets handed-off work finish, each bounded by its timeout.
+///
+/// ```swift
+/// router.post("/movies/:id/ratings") { request, context in
+///     let rating = try await ratings.rate(movieID: id, stars: stars)
+///     handOff(timeout: .seconds(5)) {
+///         await catalogEvents.publish(.rated(rating))   // after the response, in its own scope
+///     }
+///     return try JSONResponse.make(rating, status: .created)
+/// }
+/// ```
+///
+/// - Parameters:
+///   - timeout: how long the work may run before it is cancelled.
+///   - operation: the work.
+/// - Returns: the task running the work. Awaiting its value is optional: what the work throws
+///   ends there, and in the outcome its scope's services are told.
+@discardableResult
+public func handOff(
+    timeout: Duration,
+    operation: @escaping @Sendable () async throws -> Void
+) -> Task<Void, any Error> {
+    // Opened and counted now, before the current scope can close and before a shutdown can
+    // find the root drained.
+    let scope = Scope(childOf: .current) { _ in }
+    return Task {
+        try await scope.run {
+            do {
+                try await withTimeout(timeout, operation)
+            } catch {
+                let outcome: ScopeOutcome =
+                    if case ScopedError.timedOut = error { .cancelled } else { ScopeOutcome(endingWith: error) }
+                try? await scope.close(outcome)
+                throw error
+            }
+            try await scope.close(.success)
+        }
+    }
+}
+
+/// Runs `operation` in a task of its own and returns when it ends, or cancels it and throws
+/// ``ScopedError/timedOut(after:)`` once it has run for `timeout`.
+///
+/// The deadline does not wait for the operation to notice its cancellation: work that ignores
+/// cancellation cannot hold its scope, or a shutdown, open past its timeout. Its later reads
+/// of the closed scope's services throw ``ScopedError/scopeEnded(entry:)``.
+private func withTimeout(
+    _ timeout: Duration,
+    _ operation: @escaping @Sendable () async throws -> Void
+) async throws {
+    let race = Race()
+    try await withCheckedThrowingContinuation { continuation in
+        race.start(continuation)
+        let work = Task {
+            do {
+                try await operation()
+                race.finish(.success(()))
+            } catch {
+                race.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            if race.finish(.failure(ScopedError.timedOut(after: timeout))) { work.cancel() }
+        }
+        race.onFinish { timer.cancel() }
+    }
+}
+
+/// The first of the work and its deadline to finish resumes the waiter; the other is ignored.
+private final class Race: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var finished = false
+        var onFinish: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<Void, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// Runs `action` once the race has finished: now if it already has.
+    func onFinish(_ action: @escaping @Sendable () -> Void) {
+        let finished = state.withLock { state in
+            if !state.finished { state.onFinish = action }
+            return state.finished
+        }
+        if finished { action() }
+    }
+
+    /// Resumes the waiter with `result` if nothing finished before; returns whether it did.
+    @discardableResult
+    func finish(_ result: Result<Void, any Error>) -> Bool {
+        let won = state.withLock { state -> (CheckedContinuation<Void, any Error>?, (@Sendable () -> Void)?)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer {
+                state.continuation = nil
+                state.onFinish = nil
+            }
+            return (state.continuation, state.onFinish)
+        }
+        guard let (continuation, action) = won else { return false }
+        continuation?.resume(with: result)
+        action?()
+        return true
+    }
+}

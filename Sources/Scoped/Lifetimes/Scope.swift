@@ -1,0 +1,71 @@
+import Synchronization
+
+/// A lifetime scope you open and close yourself, for a unit of work that does not end where
+/// one closure returns: a response whose body is written after its handler returned, a
+/// connection that outlives the call that accepted it.
+///
+/// Prefer ``withScope(_:isolation:operation:)``, which cannot forget to close. Where the end of
+/// the work is an event rather than a return, open a scope on the root, run each piece of the
+/// work in it with ``run(isolation:_:)``, and close it once with the outcome:
+///
+/// ```swift
+/// let scope = try root.openScope { $0.requestID = id }
+/// let response = try await scope.run { try await handler(request) }
+/// // … the response body is written later, also inside `scope.run` …
+/// try await scope.close(.success)
+/// ```
+///
+/// Only the first ``close(_:)`` closes; later calls return at once, so every path of the work
+/// may close it. A scope that is released without being closed closes itself as
+/// ``ScopeOutcome/cancelled`` (in a new task, since a deinitializer cannot wait): its
+/// services still close and its root still drains.
+public final class Scope: Sendable {
+    /// The scope's values: what reads inside ``run(isolation:_:)`` resolve to.
+    public let values: ScopedValues
+    private let context: ScopeContext
+    private let isClosing = Atomic<Bool>(false)
+
+    /// Opens a child scope of `parent`, counted open on its root until it closes.
+    init<Failure: Error>(
+        childOf parent: ScopedValues,
+        update: (inout ScopedValues) throws(Failure) -> Void
+    ) throws(Failure) {
+        (values, context) = try parent.childScope(update)
+        context.root.scopeOpened()
+    }
+
+    deinit {
+        guard !isClosing.load(ordering: .relaxed) else { return }
+        let context = context
+        Task { try? await context.end(.cancelled) }
+    }
+
+    /// Whether ``close(_:)`` has been called.
+    public var isClosed: Bool { isClosing.load(ordering: .acquiring) }
+
+    /// Runs `operation` with the scope's values current: reads resolve to this scope, and the
+    /// ``ScopedLifetime/scope`` services it builds belong to it.
+    ///
+    /// - Throws: what `operation` throws. A read of a service after the scope closed throws
+    ///   ``ScopedError/scopeEnded(entry:)``.
+    public func run<R>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ operation: () async throws -> R
+    ) async rethrows -> R {
+        try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation, isolation: isolation)
+    }
+
+    /// Closes the scope: the services it built close newest first, each told `outcome`.
+    ///
+    /// Only the first call closes; later calls return at once without waiting for it.
+    ///
+    /// - Throws: a ``ScopeCloseError`` when `outcome` is ``ScopeOutcome/success`` and a service
+    ///   failed to close (a transaction that did not commit). For other outcomes close failures
+    ///   go to the root's close-error handler.
+    public func close(_ outcome: ScopeOutcome) async throws {
+        guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        try await ScopedValues.$taskLocalNode.withValue(values.node) {
+            try await context.end(outcome)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Scoped
+import Synchronization
+
+/// A response body written inside its request's scope, which closes when the body has been
+/// written.
+///
+/// The body's last buffer is held back until the scope has closed, so a client that received
+/// the whole response received it after the request's transaction committed, and a commit that
+/// fails cuts the response short instead of reporting success.
+enum ScopeBoundBody {
+    /// `body`, written inside `scope`, which then closes with the outcome of the write.
+    static func wrap(_ body: ResponseBody, closing scope: Scope) -> ResponseBody {
+        ResponseBody(contentLength: body.contentLength) { writer in
+            let progress = Progress()
+            do {
+                try await scope.run {
+                    try await body.write(Writer(base: writer, scope: scope, progress: progress))
+                }
+            } catch {
+                try? await scope.close(progress.connectionFailed ? .cancelled : ScopeOutcome(endingWith: error))
+                throw error
+            }
+            // A body that returned without finishing (it should not) still closes its scope.
+            try await scope.close(.success)
+        }
+    }
+
+    /// How far the body got.
+    private final class Progress: Sendable {
+        private let failed = Atomic<Bool>(false)
+
+        /// Whether a write to the connection failed: the client went away.
+        var connectionFailed: Bool { failed.load(ordering: .relaxed) }
+
+        func connectionDidFail() { failed.store(true, ordering: .relaxed) }
+    }
+
+    /// The writer the wrapped body writes to: forwards every buffer but the last, and on
+    /// `finish` closes the scope before forwarding the last one.
+    ///
+    /// Unchecked: it is written by the one task that writes the response, inside
+    /// ``Scope/run(isolation:_:)``; the checker cannot follow the writer it wraps through the
+    /// task-local binding's closure.
+    private struct Writer: ResponseBodyWriter, @unchecked Sendable {
+        var base: any ResponseBodyWriter
+        let scope: Scope
+        let progress: Progress
+        /// The last buffer written, not yet forwarded.
+        var pending: ByteBuffer?
+
+        init(base: any ResponseBodyWriter, scope: Scope, progress: Progress) {
+            self.base = base
+            self.scope = scope
+            self.progress = progress
+        }
+
+        @concurrent mutating func write(_ buffer: ByteBuffer) async throws {
+            if let previous = pending.take() { try await forward(previous) }
+            pending = buffer
+        }
+
+        @concurrent consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
+            // A body that caught a failed write and finished anyway did not reach its client.
+            try await scope.close(progress.connectionFailed ? .cancelled : .success)
+            if let last = pending.take() { try await forward(last) }
+            try await base.finish(trailingHeaders)
+        }
+
+        @concurrent private mutating func forward(_ buffer: ByteBuffer) async throws {
+            do {
+                try await base.write(buffer)
+            } catch {
+                progress.connectionDidFail()
+                throw error
+            }
+        }
+    }
+}
