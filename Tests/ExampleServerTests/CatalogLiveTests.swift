@@ -17,6 +17,7 @@ struct FailingAfterWriteRepository: MovieRepository {
     let base = SQLiteMovieRepository()
 
     func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
+    func movies(after id: Int, limit: Int) async throws -> [Movie] { try await base.movies(after: id, limit: limit) }
     func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
     func create(_ input: MovieInput) async throws -> Movie {
         _ = try await base.create(input)

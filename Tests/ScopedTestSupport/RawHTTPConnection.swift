@@ -3,6 +3,9 @@ import NIOPosix
 
 /// An HTTP/1.1 connection on a plain TCP socket that can stop reading at any byte: what a
 /// client that goes away mid-response looks like to the server.
+///
+/// (Reading slowly does not hold a server mid-body on loopback: its socket buffers take
+/// megabytes. Tests that need a server held mid-body hold it on the server's side.)
 public struct RawHTTPConnection: Sendable {
     private let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
 
@@ -26,7 +29,7 @@ public struct RawHTTPConnection: Sendable {
     public func exchange(
         _ request: String,
         timeout: Duration = .seconds(10),
-        until enough: @Sendable (String) -> Bool = { _ in false }
+        until enough: (String) -> Bool = { _ in false }
     ) async throws -> String {
         let channel = channel
         let watchdog = Task {
@@ -42,6 +45,25 @@ public struct RawHTTPConnection: Sendable {
                 if enough(received) { break }
             }
             return received
+        }
+    }
+
+    /// The body of a complete chunked HTTP/1.1 response, its chunks joined; `nil` when the
+    /// response is cut short, before its last (empty) chunk.
+    public static func chunkedBody(of response: String) -> String? {
+        let bytes = response.utf8[...]
+        guard let headerEnd = bytes.firstRange(of: "\r\n\r\n".utf8) else { return nil }
+        var rest = bytes[headerEnd.upperBound...]
+        var body: [UInt8] = []
+        while true {
+            guard let lineEnd = rest.firstRange(of: "\r\n".utf8),
+                let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self), radix: 16)
+            else { return nil }
+            rest = rest[lineEnd.upperBound...]
+            if size == 0 { return String(decoding: body, as: UTF8.self) }
+            guard rest.count >= size + 2 else { return nil }
+            body += rest.prefix(size)
+            rest = rest.dropFirst(size + 2)
         }
     }
 }

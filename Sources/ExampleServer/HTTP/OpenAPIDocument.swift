@@ -93,6 +93,19 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/movies/export": {
+              "get": {
+                "operationId": "exportMovies",
+                "summary": "The whole catalog, one movie per line, ordered by id, from one snapshot.",
+                "responses": {
+                  "200": {
+                    "description": "Newline-delimited JSON, streamed in chunks.",
+                    "content": { "application/x-ndjson": { "schema": { "$ref": "#/components/schemas/Movie" } } }
+                  },
+                  "503": { "$ref": "#/components/responses/Busy" }
+                }
+              }
+            },
             "/movies/{id}": {
               "parameters": [{ "$ref": "#/components/parameters/ID" }],
               "get": {

@@ -34,6 +34,12 @@ package final class InMemoryMovieRepository: MovieRepository {
         }
     }
 
+    package func movies(after id: Int, limit: Int) async throws -> [Movie] {
+        state.withLock { state in
+            Array(state.movies.values.filter { $0.id > id }.sorted { $0.id < $1.id }.prefix(limit))
+        }
+    }
+
     package func movie(id: Int) async throws -> Movie? {
         state.withLock { $0.movies[id] }
     }

@@ -4,6 +4,9 @@
 package protocol MovieRepository: Sendable {
     /// The movies ordered by ID, `limit` of them from `offset`, and how many there are in all.
     func page(limit: Int, offset: Int) async throws -> MoviePage
+    /// Up to `limit` movies with IDs above `id`, ordered by ID: one batch of a walk through the
+    /// whole catalog that stays correct while movies are added and deleted.
+    func movies(after id: Int, limit: Int) async throws -> [Movie]
     func movie(id: Int) async throws -> Movie?
     func create(_ input: MovieInput) async throws -> Movie
     /// Replaces a movie; `nil` when there is none with this ID.

@@ -54,6 +54,13 @@ package struct SQLiteMovieRepository: MovieRepository {
         return MoviePage(items: items, total: total)
     }
 
+    package func movies(after id: Int, limit: Int) async throws -> [Movie] {
+        try await session.query(
+            "SELECT id, title, year, director FROM movies WHERE id > \(id) ORDER BY id LIMIT \(limit)",
+            as: Movie.self
+        )
+    }
+
     package func movie(id: Int) async throws -> Movie? {
         try await session.query("SELECT id, title, year, director FROM movies WHERE id = \(id)", as: Movie.self).first
     }

@@ -5,6 +5,7 @@ package struct UnimplementedMovieRepository: MovieRepository {
     }
 
     package func page(limit: Int, offset: Int) async throws -> MoviePage { throw Unimplemented() }
+    package func movies(after id: Int, limit: Int) async throws -> [Movie] { throw Unimplemented() }
     package func movie(id: Int) async throws -> Movie? { throw Unimplemented() }
     package func create(_ input: MovieInput) async throws -> Movie { throw Unimplemented() }
     package func replace(id: Int, with input: MovieInput) async throws -> Movie? { throw Unimplemented() }

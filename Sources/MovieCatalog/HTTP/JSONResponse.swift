@@ -11,6 +11,15 @@ package enum JSONResponse {
         return encoder
     }()
 
+    /// The content type of a stream of JSON values, one per line.
+    package static let ndjsonContentType = "application/x-ndjson"
+
+    /// Appends `value` as one line of JSON to `buffer`, keys sorted.
+    package static func appendLine(_ value: some Encodable, to buffer: inout ByteBuffer) throws {
+        buffer.writeBytes(try encoder.encode(value))
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
     /// `value` as a JSON response with `status` and `headers`, keys sorted.
     package static func make(
         _ value: some Encodable,

@@ -14,6 +14,7 @@ package struct MovieController<Context: RequestContext>: Sendable {
     package func addRoutes(to routes: RouteRecorder<Context>) {
         routes.on(.get, "/movies") { request, _ in try await list(request) }
         routes.on(.post, "/movies") { request, context in try await create(request, context: context) }
+        routes.on(.get, "/movies/export") { _, _ in export() }
         routes.on(.get, "/movies/:id") { _, context in try await show(context) }
         routes.on(.put, "/movies/:id") { request, context in try await replace(request, context: context) }
         routes.on(.delete, "/movies/:id") { _, context in try await delete(context) }
@@ -25,6 +26,31 @@ package struct MovieController<Context: RequestContext>: Sendable {
         let limit = try RequestInput.query(request, "limit", default: 50, in: 1...500)
         let offset = try RequestInput.query(request, "offset", default: 0, in: 0...Int.max)
         return try JSONResponse.make(try await movies.page(limit: limit, offset: offset))
+    }
+
+    /// How many movies the export reads per statement, and writes per chunk.
+    static var exportBatchSize: Int { 500 }
+
+    /// The whole catalog as NDJSON, one movie per line, ordered by ID.
+    ///
+    /// The body is streamed in batches after the handler returned; its reads resolve to the
+    /// request's scope, which stays open until the body is written, so every batch comes from
+    /// the one read transaction of the request's session: the export is one snapshot even while
+    /// other requests write.
+    package func export() -> Response {
+        let body = ResponseBody { writer in
+            var after = 0
+            while true {
+                let batch = try await movies.movies(after: after, limit: Self.exportBatchSize)
+                guard let last = batch.last else { break }
+                var buffer = ByteBuffer()
+                for movie in batch { try JSONResponse.appendLine(movie, to: &buffer) }
+                try await writer.write(buffer)
+                after = last.id
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: JSONResponse.ndjsonContentType], body: body)
     }
 
     package func show(_ context: Context) async throws -> Response {
