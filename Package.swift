@@ -10,11 +10,13 @@ let package = Package(
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
         .library(name: "ScopedHummingbird", targets: ["ScopedHummingbird"]),
+        .library(name: "ScopedHummingbirdWebSocket", targets: ["ScopedHummingbirdWebSocket"]),
         .executable(name: "ExampleServer", targets: ["ExampleServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -48,6 +50,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // WebSocket connections and their messages in scopes, on hummingbird-websocket.
+        .target(
+            name: "ScopedHummingbirdWebSocket",
+            dependencies: [
+                "Scoped",
+                "ScopedHummingbird",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The example's movie catalog: repositories, HTTP handlers and middleware, shared by
         // ExampleServer and the hand-wired server the load benchmark compares it with.
         .target(
@@ -56,7 +69,9 @@ let package = Package(
                 "Scoped",
                 "ScopedSQLite",
                 "ScopedHummingbird",
+                "ScopedHummingbirdWebSocket",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -69,6 +84,8 @@ let package = Package(
                 "Scoped",
                 "ScopedSQLite",
                 "ScopedHummingbird",
+                "ScopedHummingbirdWebSocket",
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -123,8 +140,20 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ScopedHummingbirdWebSocketTests",
+            dependencies: [
+                "ScopedHummingbirdWebSocket",
+                "ScopedTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
             name: "ExampleServerTests",
             dependencies: [
+                .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
                 "ExampleServer",
                 "MovieCatalog",
                 "ScopedTesting",

@@ -1,0 +1,60 @@
+public import Hummingbird
+public import HummingbirdWebSocket
+import Logging
+public import Scoped
+import ScopedHummingbird
+
+extension RouterMethods where Context: WebSocketRequestContext {
+    /// Adds a WebSocket route whose every connection runs in its own scope, a child of `root`.
+    ///
+    /// The connection's scope holds the upgrade request's ID (``Scoped/ScopedValues/requestID``:
+    /// a client's `X-Request-ID` that ``ScopedHummingbird/RequestIDMiddleware`` accepted, else
+    /// Hummingbird's ID) and whatever `update` sets. It is open for as long as the connection:
+    /// its ``Scoped/ScopedLifetime/scope`` services (a subscription, a connection's session) are
+    /// built once for the connection and close once when it ends, with
+    /// ``Scoped/ScopeOutcome/success`` when `handler` returned (the client closed),
+    /// ``Scoped/ScopeOutcome/failure(_:)`` when it threw and ``Scoped/ScopeOutcome/cancelled``
+    /// when it was cancelled (the server shut down). Handle each message in a scope of its own
+    /// with ``HummingbirdWebSocket/WebSocketInboundStream/forEachMessage(maxSize:isolation:_:then:)``.
+    ///
+    /// ```swift
+    /// webSocketRouter.add(middleware: RequestIDMiddleware())
+    /// webSocketRouter.ws("/live", root: root) { inbound, outbound, _ in
+    ///     try await inbound.forEachMessage(maxSize: 1 << 16) { message in
+    ///         try await handle(message)          // in the message's scope: commits when it returns
+    ///     } then: { reply in
+    ///         try await outbound.write(.text(render(reply)))   // after the commit or the rollback
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - path: the route's path.
+    ///   - root: the application root every connection's scope is a child of.
+    ///   - update: changes each connection's scope as it opens, from the upgrade request. An
+    ///     error it throws closes the connection; refuse upgrades in `shouldUpgrade` instead.
+    ///   - shouldUpgrade: whether to upgrade a request, and with which headers.
+    ///   - handler: the connection's handler, run inside the connection's scope.
+    /// - Returns: the router, to add more routes.
+    @discardableResult
+    public func ws(
+        _ path: RouterPath = "",
+        root: ScopeRoot,
+        update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void = { _, _, _ in },
+        shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade = { _, _ in
+            .upgrade([:])
+        },
+        onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
+    ) -> Self {
+        ws(path, shouldUpgrade: shouldUpgrade) { inbound, outbound, context in
+            try await root.withScope({ values in
+                let upgrade = context.requestContext
+                // The ID the upgrade request's log lines carried, after RequestIDMiddleware.
+                values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
+                try update(&values, context.request, upgrade)
+            }) {
+                try await handler(inbound, outbound, context)
+            }
+        }
+    }
+}

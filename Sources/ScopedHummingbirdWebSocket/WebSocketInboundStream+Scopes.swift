@@ -1,0 +1,39 @@
+public import HummingbirdWebSocket
+import Scoped
+
+extension WebSocketInboundStream {
+    /// Handles each inbound message in a scope of its own, a child of the current (the
+    /// connection's) scope, then responds once that scope has closed.
+    ///
+    /// A message is a unit of work, like a request: the ``Scoped/ScopedLifetime/scope``
+    /// services `handle` builds (a session, its transaction) belong to the message's scope.
+    /// They close with ``Scoped/ScopeOutcome/success`` when `handle` returns, committing, and
+    /// with ``Scoped/ScopeOutcome/failure(_:)`` when it throws, rolling back that message's work
+    /// only. `respond` then gets the result: the reply is sent after the commit, and an error
+    /// (the handler's, or a ``Scoped/ScopeCloseError`` when a commit failed) can be answered
+    /// without closing the connection.
+    ///
+    /// - Parameters:
+    ///   - maxSize: the largest message accepted, in bytes; a larger one ends the connection.
+    ///   - isolation: the actor the handlers run on; inferred.
+    ///   - handle: handles one message inside its scope.
+    ///   - respond: runs after the message's scope closed, with what `handle` returned or the
+    ///     error that rolled it back. An error it throws ends the connection.
+    /// - Throws: what reading the connection or `respond` throws.
+    public func forEachMessage<Reply>(
+        maxSize: Int,
+        isolation: isolated (any Actor)? = #isolation,
+        _ handle: (WebSocketMessage) async throws -> Reply,
+        then respond: (Result<Reply, any Error>) async throws -> Void
+    ) async throws {
+        for try await message in messages(maxSize: maxSize) {
+            let result: Result<Reply, any Error>
+            do {
+                result = .success(try await withScope { try await handle(message) })
+            } catch {
+                result = .failure(error)
+            }
+            try await respond(result)
+        }
+    }
+}
