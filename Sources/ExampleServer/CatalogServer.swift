@@ -1,6 +1,7 @@
 import MovieCatalog
 import HTTPTypes
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import Scoped
 import ScopedHummingbird
@@ -84,6 +85,15 @@ enum CatalogServer {
             )
         }
         MovieController<BasicRequestContext>().addRoutes(to: routes)
+        // A plain GET of the WebSocket route: say how to reach it, rather than "invalid id".
+        routes.on(.get, "/movies/live") { _, _ -> Response in
+            throw APIError(
+                status: .upgradeRequired,
+                code: "upgrade_required",
+                message: "/movies/live is a WebSocket: connect with an upgrade request.",
+                headers: [.upgrade: "websocket"]
+            )
+        }
         if configuration.debugRoutes {
             DebugRoutes.add(to: routes, root: root)
         }
@@ -130,9 +140,17 @@ enum CatalogServer {
         configuration: AppConfiguration,
         logger: Logger
     ) -> some ApplicationProtocol {
-        Application(
+        // Upgrade requests go through their own router: each connection opens a scope on the
+        // root, and each message a scope of its own.
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter.add(middleware: RequestIDMiddleware())
+        LiveRatings().addRoute(to: webSocketRouter, root: root)
+        return Application(
             router: makeRouter(root: root, configuration: configuration).router,
-            server: .http1(configuration: configuration.http1),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                configuration: .init(http1: configuration.http1)
+            ),
             configuration: configuration.server,
             onServerRunning: { channel in
                 logger.notice(

@@ -108,6 +108,7 @@ struct OpenAPIDocumentTests {
         ("post", "/movies/{id}/ratings", "/movies/999999/ratings", #"{"stars":4}"#, 404),
         ("get", "/movies/{id}/rating", "/movies/1/rating", nil, 200),
         ("get", "/movies/{id}/rating", "/movies/999999/rating", nil, 404),
+        ("get", "/movies/live", "/movies/live", nil, 426),
     ])
     func everyOperationAnswersAsDocumented(method: String, path: String, uri: String, body: String?, status: Int)
         async throws

@@ -106,6 +106,19 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/movies/live": {
+              "get": {
+                "operationId": "liveRatings",
+                "summary": "A WebSocket for recording ratings: each text message {\"rate\":{\"movieID\":1,\"stars\":5}} is recorded in its own transaction and answered with the movie's rating after it committed, or with an error.",
+                "responses": {
+                  "426": {
+                    "description": "A request without a WebSocket upgrade.",
+                    "headers": { "Upgrade": { "description": "websocket", "schema": { "type": "string" } } },
+                    "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
+                  }
+                }
+              }
+            },
             "/movies/{id}": {
               "parameters": [{ "$ref": "#/components/parameters/ID" }],
               "get": {

@@ -1,5 +1,5 @@
 import NIOFoundationCompat
-import Foundation
+package import Foundation
 package import Hummingbird
 
 /// Reading and validating what clients send.
@@ -36,6 +36,34 @@ package enum RequestInput {
 
         private enum CodingKeys: String, CodingKey {
             case stars
+        }
+    }
+
+    /// A WebSocket message of `GET /movies/live`: `{"rate":{"movieID":1,"stars":5}}`.
+    package struct LiveRatingBody: Decodable {
+        package var rate: Rate
+
+        /// The rating to record.
+        package struct Rate: Decodable {
+            package var movieID: Int
+            package var stars: Int
+
+            package init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                movieID = try RequestInput.integer(container, .movieID, range: 1...Int.max)
+                stars = try RequestInput.integer(container, .stars, range: 1...5)
+                guard movieID > 0 else {
+                    throw APIError.invalidField("rate.movieID", "movieID must be a positive integer.")
+                }
+                guard (1...5).contains(stars) else {
+                    throw APIError.invalidField("rate.stars", "stars must be an integer from 1 to 5.")
+                }
+            }
+
+            private enum CodingKeys: String, CodingKey {
+                case movieID
+                case stars
+            }
         }
     }
 
@@ -86,8 +114,14 @@ package enum RequestInput {
     /// field when a field is missing or of the wrong type.
     package static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
         let buffer = try await request.body.collect(upTo: RequestInput.maximumBodySize)
+        return try decode(T.self, json: Data(buffer: buffer))
+    }
+
+    /// Decodes a JSON document: 400 when not JSON, 422 naming the field when a field is missing
+    /// or of the wrong type.
+    package static func decode<T: Decodable>(_ type: T.Type, json: Data) throws -> T {
         do {
-            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+            return try JSONDecoder().decode(T.self, from: json)
         } catch let error as DecodingError {
             throw Self.apiError(for: error)
         }

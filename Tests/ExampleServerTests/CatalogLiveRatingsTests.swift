@@ -1,0 +1,131 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import HummingbirdWSClient
+import HummingbirdWSTesting
+import MovieCatalog
+import Scoped
+import ScopedSQLite
+import ScopedTestSupport
+import ScopedTesting
+import Testing
+
+@testable import ExampleServer
+
+/// Writes a rating through SQLite, then fails for three stars, as a message handler failing
+/// after its write.
+struct FailingOnThreeStarsRepository: MovieRepository {
+    struct Failure: Error {}
+    let base = SQLiteMovieRepository()
+
+    func addRating(movieID: Int, stars: Int) async throws -> Bool {
+        let added = try await base.addRating(movieID: movieID, stars: stars)
+        if stars == 3 { throw Failure() }
+        return added
+    }
+    func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
+    func movies(after id: Int, limit: Int) async throws -> [Movie] { try await base.movies(after: id, limit: limit) }
+    func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
+    func create(_ input: MovieInput) async throws -> Movie { try await base.create(input) }
+    func replace(id: Int, with input: MovieInput) async throws -> Movie? { try await base.replace(id: id, with: input) }
+    func delete(id: Int) async throws -> Bool { try await base.delete(id: id) }
+    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
+        try await base.ratingTotals(movieID: movieID)
+    }
+}
+
+/// `GET /movies/live`, the WebSocket: each message in its own scope and transaction, on the
+/// real server and a real SQLite file.
+struct CatalogLiveRatingsTests {
+    /// Sends `messages` on one WebSocket connection and returns the reply to each, parsed.
+    private func converse(_ client: some TestClientProtocol, _ messages: [String]) async throws -> [[String: Any]] {
+        let replies = Recorder<String>()
+        try await client.ws("/movies/live") { inbound, outbound, _ in
+            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            for message in messages {
+                try await outbound.write(.text(message))
+                guard case .text(let reply) = try await iterator.next() else { return }
+                replies.record(reply)
+            }
+        }
+        return replies.all.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
+    }
+
+    private func ratingCount(_ folder: TemporaryFolder) async throws -> Int {
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        defer { Task { await database.close() } }
+        return try await database.read { try $0.scalar("SELECT count(*) FROM ratings", as: Int.self) } ?? 0
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func aThousandMessagesOnOneConnectionWriteAThousandRatingsEachCommittedBeforeItsReply() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        let messages = (1...1000).map { #"{"rate":{"movieID":1,"stars":\#($0 % 5 + 1)}}"# }
+        try await app.test(.live) { client in
+            let replies = try await converse(client, messages)
+            #expect(replies.count == 1000)
+            // Each reply counts every rating before it and its own: it was sent after its commit.
+            #expect(replies.map { $0["count"] as? Int } == (1...1000).map { $0 })
+            #expect(replies.allSatisfy { $0["movieID"] as? Int == 1 })
+            #expect(await eventually { root.openScopeCount == 0 })
+        }
+        #expect(try await ratingCount(folder) == 1000)
+        await root.shutdown()
+    }
+
+    @Test(.scoped { $0.movieRepository = FailingOnThreeStarsRepository() })
+    func aMessageWhoseHandlerThrowsRollsBackOnlyItsOwnWrite() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        try await app.test(.live) { client in
+            let replies = try await converse(
+                client,
+                [5, 3, 4].map { #"{"rate":{"movieID":2,"stars":\#($0)}}"# }
+            )
+            #expect(replies[0]["count"] as? Int == 1)
+            #expect((replies[1]["error"] as? [String: Any])?["code"] as? String == "internal_error")
+            #expect(replies[2]["count"] as? Int == 2)
+            #expect(replies[2]["average"] as? Double == 4.5)
+            #expect(await eventually { root.openScopeCount == 0 })
+        }
+        #expect(try await ratingCount(folder) == 2)
+        await root.shutdown()
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func invalidMessagesGetAnErrorNamingTheProblemAndTheConnectionStaysOpen() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        try await app.test(.live) { client in
+            let replies = try await converse(
+                client,
+                [
+                    "not json",
+                    #"{"rate":{"movieID":1}}"#,
+                    #"{"rate":{"movieID":1,"stars":9}}"#,
+                    #"{"rate":{"movieID":999999,"stars":5}}"#,
+                    #"{"rate":{"movieID":3,"stars":2}}"#,
+                ]
+            )
+            let errors = replies.map { $0["error"] as? [String: Any] }
+            #expect(errors[0]?["code"] as? String == "malformed_json")
+            #expect(errors[1]?["code"] as? String == "invalid_field")
+            #expect(errors[1]?["field"] as? String == "rate.stars")
+            #expect(errors[2]?["field"] as? String == "rate.stars")
+            #expect(errors[3]?["code"] as? String == "not_found")
+            #expect(errors.prefix(4).allSatisfy { ($0?["message"] as? String)?.isEmpty == false })
+            // The same connection still serves a valid message.
+            #expect(replies[4]["count"] as? Int == 1)
+            #expect(replies[4]["movieID"] as? Int == 3)
+
+            try await client.execute(uri: "/movies/live", method: .get) { response in
+                response.expectError(.upgradeRequired, code: "upgrade_required", field: nil)
+                #expect(response.headers[.upgrade] == "websocket")
+            }
+        }
+        #expect(try await ratingCount(folder) == 1)
+        await root.shutdown()
+    }
+}
