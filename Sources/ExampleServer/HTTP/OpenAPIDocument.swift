@@ -206,6 +206,21 @@ enum OpenAPIDocument {
                   "503": { "$ref": "#/components/responses/Busy" }
                 }
               }
+            },
+            "/movies/{id}/changes": {
+              "parameters": [{ "$ref": "#/components/parameters/ID" }],
+              "get": {
+                "operationId": "listMovieChanges",
+                "summary": "Who created, replaced or deleted a movie, and when, oldest first. Recorded just after each change's response, so the newest may appear a moment later; kept after the movie is deleted.",
+                "responses": {
+                  "200": {
+                    "description": "The changes; empty for a movie never changed through the API.",
+                    "content": { "application/json": { "schema": { "$ref": "#/components/schemas/MovieChanges" } } }
+                  },
+                  "400": { "$ref": "#/components/responses/BadRequest" },
+                  "503": { "$ref": "#/components/responses/Busy" }
+                }
+              }
             }
           },
           "components": {
@@ -286,6 +301,25 @@ enum OpenAPIDocument {
                   "movieID": { "type": "integer", "minimum": 1 },
                   "average": { "type": ["number", "null"], "minimum": 1, "maximum": 5 },
                   "count": { "type": "integer", "minimum": 0 }
+                }
+              },
+              "MovieChanges": {
+                "type": "object",
+                "required": ["items"],
+                "properties": {
+                  "items": {
+                    "type": "array",
+                    "items": {
+                      "type": "object",
+                      "required": ["movieID", "action", "changedAt"],
+                      "properties": {
+                        "movieID": { "type": "integer", "minimum": 1 },
+                        "action": { "type": "string", "enum": ["created", "replaced", "deleted"] },
+                        "requestID": { "type": ["string", "null"] },
+                        "changedAt": { "type": "string" }
+                      }
+                    }
+                  }
                 }
               },
               "Error": {

@@ -9,6 +9,9 @@ extension ScopedValues {
 
     /// The ratings service.
     @Entry package var ratingService: MovieRatingService = MovieRatingService()
+
+    /// The record of changes to movies.
+    @Entry package var movieHistory: MovieHistory = MovieHistory()
 }
 
 /// The named variants configuration can choose, at the root or per request.

@@ -72,3 +72,33 @@ package struct MoviePage: Codable, Hashable, Sendable {
         self.total = total
     }
 }
+
+/// One change to a movie, as `GET /movies/{id}/changes` lists it.
+package struct MovieChange: Codable, Hashable, Sendable {
+    /// What happened to the movie.
+    package enum Action: String, Codable, Sendable {
+        case created
+        case replaced
+        case deleted
+    }
+
+    package var movieID: Int
+    package var action: Action
+    /// The ID of the request that made the change.
+    package var requestID: String?
+    /// When the change was recorded, in ISO 8601, UTC.
+    package var changedAt: String
+
+    /// A change with these fields.
+    package init(movieID: Int, action: Action, requestID: String?, changedAt: String) {
+        self.movieID = movieID
+        self.action = action
+        self.requestID = requestID
+        self.changedAt = changedAt
+    }
+}
+
+/// A movie's changes, oldest first.
+package struct MovieChanges: Codable, Hashable, Sendable {
+    package var items: [MovieChange]
+}

@@ -25,7 +25,21 @@ package struct SQLiteMovieRepository: MovieRepository {
                 );
                 CREATE INDEX ratings_by_movie ON ratings (movie_id);
                 """
-        )
+        ),
+        SQLiteMigration(
+            version: 2,
+            name: "create movie_changes",
+            script: """
+                CREATE TABLE movie_changes (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    movie_id INTEGER NOT NULL,
+                    action TEXT NOT NULL CHECK (action IN ('created', 'replaced', 'deleted')),
+                    request_id TEXT,
+                    changed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                );
+                CREATE INDEX movie_changes_by_movie ON movie_changes (movie_id);
+                """
+        ),
     ]
 
     private let currentSession: @Sendable () async throws -> SQLiteSession

@@ -1,4 +1,5 @@
 package import Hummingbird
+import Logging
 import Scoped
 
 /// The catalog's routes.
@@ -7,6 +8,10 @@ import Scoped
 package struct MovieController<Context: RequestContext>: Sendable {
     @Scoped(\.movieRepository) private var movies
     @Scoped(\.ratingService) private var ratings
+    @Scoped(\.movieHistory) private var history
+
+    /// How long recording a change may take after its response before it is cancelled.
+    static var historyTimeout: Duration { .seconds(10) }
 
     /// Creates the controller; it reads its dependencies from each request's scope.
     package init() {}
@@ -20,6 +25,7 @@ package struct MovieController<Context: RequestContext>: Sendable {
         routes.on(.delete, "/movies/:id") { _, context in try await delete(context) }
         routes.on(.post, "/movies/:id/ratings") { request, context in try await rate(request, context: context) }
         routes.on(.get, "/movies/:id/rating") { _, context in try await rating(context) }
+        routes.on(.get, "/movies/:id/changes") { _, context in try await changes(context) }
     }
 
     package func list(_ request: Request) async throws -> Response {
@@ -62,6 +68,7 @@ package struct MovieController<Context: RequestContext>: Sendable {
     package func create(_ request: Request, context: Context) async throws -> Response {
         let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
         let movie = try await movies.create(input)
+        recordAfterResponse(.created, movieID: movie.id)
         return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
     }
 
@@ -71,12 +78,14 @@ package struct MovieController<Context: RequestContext>: Sendable {
         guard let movie = try await movies.replace(id: id, with: input) else {
             throw APIError.notFound("No movie with id \(id).")
         }
+        recordAfterResponse(.replaced, movieID: id)
         return try JSONResponse.make(movie)
     }
 
     package func delete(_ context: Context) async throws -> Response {
         let id = try RequestInput.id(context)
         guard try await movies.delete(id: id) else { throw APIError.notFound("No movie with id \(id).") }
+        recordAfterResponse(.deleted, movieID: id)
         return Response(status: .noContent)
     }
 
@@ -97,5 +106,27 @@ package struct MovieController<Context: RequestContext>: Sendable {
             throw APIError.notFound("No movie with id \(id).")
         }
         return try JSONResponse.make(rating)
+    }
+
+    /// A movie's recorded changes, oldest first; kept after the movie is deleted.
+    package func changes(_ context: Context) async throws -> Response {
+        let id = try RequestInput.id(context)
+        return try JSONResponse.make(MovieChanges(items: try await history.changes(movieID: id)))
+    }
+
+    /// Records a change once the request's own work is done.
+    ///
+    /// The record is handed off, in a scope and a transaction of its own that see this
+    /// request's ID. A failure is logged; the change itself has committed.
+    private func recordAfterResponse(_ action: MovieChange.Action, movieID: Int) {
+        let history = history
+        handOff(timeout: Self.historyTimeout) {
+            do {
+                try await history.record(action, movieID: movieID)
+            } catch {
+                Logger.current.warning("Could not record that movie \(movieID) was \(action.rawValue): \(error)")
+                throw error
+            }
+        }
     }
 }
