@@ -161,14 +161,19 @@ enum CatalogServer {
         )
     }
 
+    /// How long the movie history keeps a change.
+    static let historyRetention = Duration.seconds(90 * 24 * 3600)
+
     /// Runs the server until SIGTERM or SIGINT, drains requests for at most the configured
     /// timeout, then shuts the root down, closing the database last.
     static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
         let root = try makeRoot(configuration)
         try await prepare(root, configuration: configuration, logger: logger)
         let application = makeApplication(root: root, configuration: configuration, logger: logger)
+        // Stops first at shutdown (services stop in reverse order), between two runs.
+        let pruning = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
         var group = ServiceGroupConfiguration(
-            services: [application],
+            services: [application, pruning],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -1,0 +1,56 @@
+package import Logging
+package import Scoped
+import ScopedHummingbird
+import ScopedSQLite
+package import ServiceLifecycle
+
+/// A periodic job that deletes old entries of the movie history, each run in a scope of its
+/// own.
+///
+/// A run is a unit of work like a request: ``runOnce()`` opens a scope on the root with
+/// `withScope`, so the run's session and its write transaction are its own, committed when the
+/// run returns and rolled back when it throws. As a swift-service-lifecycle `Service`, the job
+/// runs beside the HTTP server and stops at graceful shutdown, between two runs.
+package struct HistoryPruningJob: Service {
+    private let root: ScopeRoot
+    private let interval: Duration
+    private let retention: Duration
+    private let logger: Logger
+
+    /// A job on `root` that runs every `interval` and keeps `retention` of history.
+    package init(root: ScopeRoot, interval: Duration = .seconds(3600), retention: Duration, logger: Logger) {
+        self.root = root
+        self.interval = interval
+        self.retention = retention
+        self.logger = logger
+    }
+
+    /// Runs the job until graceful shutdown: a run at once, then one every `interval`.
+    ///
+    /// A run that fails is logged, and the next one runs on schedule.
+    package func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let deleted = try await runOnce()
+                    if deleted > 0 { logger.info("Pruned \(deleted) history entries") }
+                } catch {
+                    logger.warning("Pruning the history failed: \(error)")
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// One run, in its own scope and write transaction.
+    ///
+    /// - Returns: how many history entries it deleted.
+    package func runOnce() async throws -> Int {
+        try await root.withScope({
+            $0.sqliteTransactionMode = .immediate
+            $0.requestID = "job:history-pruning"
+        }) {
+            try await ScopedValues.current.movieHistory.prune(olderThan: retention)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import MovieCatalog
+import Logging
+import Scoped
+import ScopedSQLite
+import ScopedTestSupport
+import ScopedTesting
+import ServiceLifecycle
+import Testing
+
+@testable import ExampleServer
+
+/// The periodic job that prunes the movie history: one scope per run.
+@Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+struct HistoryPruningJobTests {
+    private let logger = Logger(label: "test")
+
+    /// Adds history entries to the server's database through a second handle, `age` ago.
+    private func addEntries(_ folder: TemporaryFolder, count: Int, changedAt: String) async throws {
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        try await database.write { transaction in
+            for movieID in 1...count {
+                _ = try transaction.insert(
+                    """
+                    INSERT INTO movie_changes (movie_id, action, request_id, changed_at)
+                    VALUES (\(movieID), 'created', 'seed', \(changedAt))
+                    """
+                )
+            }
+        }
+        await database.close()
+    }
+
+    private func entryCount(_ folder: TemporaryFolder) async throws -> Int {
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        let count = try await database.read { try $0.scalar("SELECT count(*) FROM movie_changes", as: Int.self) }
+        await database.close()
+        return count ?? 0
+    }
+
+    @Test func eachRunDeletesOnlyOldEntriesInAScopeOfItsOwn() async throws {
+        let folder = try TemporaryFolder()
+        let (_, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        try await addEntries(folder, count: 5, changedAt: "2000-01-01T00:00:00.000Z")
+        try await addEntries(folder, count: 3, changedAt: "2999-01-01T00:00:00.000Z")
+        let job = HistoryPruningJob(root: root, retention: .seconds(86400), logger: logger)
+
+        #expect(try await job.runOnce() == 5)
+        #expect(root.openScopeCount == 0)  // the run's scope closed, its transaction committed
+        #expect(try await entryCount(folder) == 3)
+        #expect(try await job.runOnce() == 0)
+        await root.shutdown()
+    }
+
+    @Test func theJobRunsPeriodicallyUntilGracefulShutdown() async throws {
+        let folder = try TemporaryFolder()
+        let (_, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        let job = HistoryPruningJob(root: root, interval: .milliseconds(20), retention: .seconds(86400), logger: logger)
+        let group = ServiceGroup(services: [job], logger: logger)
+        let running = Task { try await group.run() }
+
+        // Entries added while the job runs are pruned by a later run.
+        for _ in 1...2 {
+            try await addEntries(folder, count: 4, changedAt: "2000-01-01T00:00:00.000Z")
+            let start = ContinuousClock.now
+            while try await entryCount(folder) > 0, ContinuousClock.now - start < .seconds(5) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(try await entryCount(folder) == 0)
+        }
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(root.openScopeCount == 0)
+        await root.shutdown()
+    }
+}
