@@ -164,6 +164,25 @@ enum CatalogServer {
     /// How long the movie history keeps a change.
     static let historyRetention = Duration.seconds(90 * 24 * 3600)
 
+    /// `ExampleServer prune-history`: the history job's work, once, as a command.
+    ///
+    /// One unit of work in one scope: the root is built as the server builds it, the pruning
+    /// commits only if it succeeded, and the root shuts down after it, closing the database.
+    ///
+    /// - Returns: how many history entries were deleted.
+    static func pruneHistory(_ configuration: AppConfiguration, logger: Logger) async throws -> Int {
+        let root = try makeRoot(configuration)
+        let job = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
+        let pruned: Result<Int, any Error>
+        do {
+            pruned = .success(try await job.runOnce())
+        } catch {
+            pruned = .failure(error)
+        }
+        await root.shutdown()
+        return try pruned.get()
+    }
+
     /// Runs the server until SIGTERM or SIGINT, drains requests for at most the configured
     /// timeout, then shuts the root down, closing the database last.
     static func run(_ configuration: AppConfiguration, logger: Logger) async throws {

@@ -3,6 +3,9 @@ import Foundation
 import Logging
 
 /// `swift run ExampleServer`: the movie catalog on Hummingbird, SQLite and Scoped.
+///
+/// `swift run ExampleServer prune-history` deletes old movie history once and exits, instead
+/// of serving.
 @main
 enum ExampleServer {
     static func main() async {
@@ -22,7 +25,16 @@ enum ExampleServer {
         }
         let logger = Logger(label: "ExampleServer")
         do {
-            try await CatalogServer.run(configuration, logger: logger)
+            switch CommandLine.arguments.dropFirst().first {
+            case nil:
+                try await CatalogServer.run(configuration, logger: logger)
+            case "prune-history":
+                let pruned = try await CatalogServer.pruneHistory(configuration, logger: logger)
+                logger.notice("Pruned \(pruned) history entries")
+            case let command?:
+                logger.critical("Unknown command '\(command)'; the only command is prune-history")
+                exit(2)
+            }
         } catch {
             logger.critical("\(error)")
             exit(1)

@@ -7,10 +7,53 @@ import Synchronization
 /// A response body written inside its request's scope, which closes when the body has been
 /// written.
 ///
-/// The body's last buffer is held back until the scope has closed, so a client that received
-/// the whole response received it after the request's transaction committed, and a commit that
-/// fails cuts the response short instead of reporting success.
+/// A body of known length up to ``bufferedLimit`` (a JSON response) is written into memory
+/// inside the scope before its head is sent; the scope then closes, and the response goes out
+/// in one write, after the commit, with a commit failure reported as the request's error.
+/// Longer bodies, and bodies of unknown length, stream inside the scope, with their last buffer
+/// held back until the scope has closed: a client that received the whole response received it
+/// after the request's transaction committed, and a commit that fails cuts the response short.
 enum ScopeBoundBody {
+    /// The longest body of known length produced in memory before its head is sent.
+    static var bufferedLimit: Int { 64 * 1024 }
+
+    /// `body` bound to `scope`: produced now and the scope closed, when it is short and of
+    /// known length; else wrapped to stream inside the scope, which closes after it.
+    static func bind(_ body: ResponseBody, to scope: Scope) async throws -> ResponseBody {
+        guard let length = body.contentLength, length <= bufferedLimit else { return wrap(body, closing: scope) }
+        let collected = Collected()
+        do {
+            try await scope.run { try await body.write(Collector(collected: collected)) }
+        } catch {
+            try? await scope.close(ScopeOutcome(endingWith: error))
+            throw error
+        }
+        try await scope.close(.success)
+        return collected.buffer.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
+    }
+
+    /// The bytes a short body wrote.
+    private final class Collected: @unchecked Sendable {
+        // Written by the one task that produces the body, read after it returned.
+        var buffer: ByteBuffer?
+    }
+
+    /// Writes a short body into memory.
+    private struct Collector: ResponseBodyWriter, Sendable {
+        let collected: Collected
+
+        mutating func write(_ buffer: ByteBuffer) async throws {
+            if collected.buffer == nil {
+                collected.buffer = buffer
+            } else {
+                var buffer = buffer
+                collected.buffer!.writeBuffer(&buffer)
+            }
+        }
+
+        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+
     /// `body`, written inside `scope`, which then closes with the outcome of the write.
     static func wrap(_ body: ResponseBody, closing scope: Scope) -> ResponseBody {
         ResponseBody(contentLength: body.contentLength) { writer in

@@ -74,3 +74,31 @@ struct HistoryPruningJobTests {
         await root.shutdown()
     }
 }
+
+/// `ExampleServer prune-history`: the same work as a command.
+@Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+struct PruneHistoryCommandTests {
+    @Test func theCommandPrunesInOneScopeThenClosesTheDatabase() async throws {
+        let folder = try TemporaryFolder()
+        let configuration = try await loadConfiguration(.development, folder: folder)
+        let (_, root) = try await makeApplication(configuration)  // creates the file and its tables
+        await root.shutdown()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        try await database.write { transaction in
+            for (movieID, changedAt) in [(1, "2000-01-01T00:00:00.000Z"), (2, "2999-01-01T00:00:00.000Z")] {
+                _ = try transaction.insert(
+                    "INSERT INTO movie_changes (movie_id, action, changed_at) VALUES (\(movieID), 'created', \(changedAt))"
+                )
+            }
+        }
+
+        #expect(try await CatalogServer.pruneHistory(configuration, logger: Logger(label: "test")) == 1)
+        let left = try await database.read { try $0.query("SELECT movie_id AS id FROM movie_changes", as: Row.self) }
+        #expect(left.map(\.id) == [2])
+        await database.close()
+    }
+
+    private struct Row: Decodable, Sendable {
+        var id: Int
+    }
+}

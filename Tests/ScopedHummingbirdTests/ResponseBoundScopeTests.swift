@@ -60,6 +60,15 @@ struct ResponseBoundScopeTests {
         )
         router.get("/stream") { _, _ in try await Self.streamLines(count: 3) }
         router.get("/dropped") { _, _ in try await Self.streamLines(count: 3) }
+        router.get("/short") { _, _ in
+            let body = ResponseBody(contentLength: 4) { writer in
+                let resource = try await ScopedValues.current[BodyResourceKey.self]
+                try await writer.write(ByteBuffer(string: "id "))
+                try await writer.write(ByteBuffer(string: "\(resource.id)"))
+                try await writer.finish(nil)
+            }
+            return Response(status: .ok, body: body)
+        }
         router.get("/endless") { _, _ in try await Self.streamLines(count: .max, pause: .milliseconds(5)) }
         return router
     }
@@ -133,6 +142,28 @@ struct ResponseBoundScopeTests {
                 #expect(!received.hasSuffix("0\r\n\r\n"))  // no end of the chunked body
             }
         #expect(log.all == ["success"])  // the outcome it was told; its close then threw
+        #expect(root.openScopeCount == 0)
+    }
+
+    @Test func aShortBodyOfKnownLengthIsWrittenInTheScopeWhichClosesBeforeTheResponseIsSent() async throws {
+        let (root, log, builds) = makeRoot()
+        try await Application(router: makeRouter(root: root))
+            .test(.live) { client in
+                try await client.execute(uri: "/short", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(String(buffer: response.body) == "id 1")
+                    // The scope had closed before the response was sent.
+                    #expect(log.all == ["success"])
+                }
+                // A commit that fails is the request's error, before any byte was sent.
+                try await client.execute(uri: "/short", method: .get, headers: [HTTPField.Name("X-Fail-Commit")!: "1"])
+                {
+                    response in
+                    #expect(response.status == .internalServerError)
+                }
+            }
+        #expect(builds.all == [1, 2])
+        #expect(log.all == ["success", "success"])
         #expect(root.openScopeCount == 0)
     }
 

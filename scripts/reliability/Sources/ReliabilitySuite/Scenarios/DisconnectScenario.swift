@@ -2,7 +2,8 @@ import Foundation
 
 /// 2. Disconnects and cancellation: the isolation load with a tenth of clients hanging up at
 /// random moments (mid-head, mid-body, right after the request, mid-response), a fifth of
-/// requests writing. After the drain nothing may be left open.
+/// requests writing; then streamed exports left mid-body, and WebSocket clients that vanish
+/// mid-message. After the drain nothing may be left open.
 enum DisconnectScenario {
     static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
         var result = ScenarioResult("disconnects")
@@ -20,6 +21,27 @@ enum DisconnectScenario {
         result.report("\(load.requests.grouped) requests, \(tally["disconnects"].grouped) disconnected by the client")
         result.check("\(tally["mismatches"]) mismatches among the answered", target: "0", tally["mismatches"] == 0)
         result.check("\(tally["errors"]) failed requests", target: "0", tally["errors"] == 0)
+
+        // Units of work that outlive their handler: a streamed body, a WebSocket connection.
+        let abandoned = Tally()
+        AbandoningClients.abandonExports(
+            port: server.port,
+            count: suite.scaled(short: 200, full: 1_000),
+            threads: 16,
+            into: abandoned
+        )
+        AbandoningClients.abandonWebSockets(
+            port: server.port,
+            count: suite.scaled(short: 300, full: 1_500),
+            threads: 16,
+            into: abandoned
+        )
+        result.report(
+            "\(abandoned["exports left mid-body"].grouped) exports left mid-body, "
+                + "\(abandoned["websockets vanished"].grouped) WebSocket clients vanished mid-message"
+        )
+        result.check("\(abandoned["errors"]) failed streaming clients", target: "0", abandoned["errors"] == 0)
+        if abandoned["errors"] > 0 { result.report("first error: \(abandoned.example("errors"))") }
 
         var statistics = try ServerStatistics.read(port: server.port)
         _ = eventually(timeout: .seconds(10)) {
