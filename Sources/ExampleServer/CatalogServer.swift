@@ -1,6 +1,7 @@
 import MovieCatalog
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import Scoped
@@ -145,12 +146,21 @@ enum CatalogServer {
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
         webSocketRouter.add(middleware: RequestIDMiddleware())
         LiveRatings().addRoute(to: webSocketRouter, root: root)
+        let webSocketResponder = webSocketRouter.buildResponder()
         return Application(
             router: makeRouter(root: root, configuration: configuration).router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(http1: configuration.http1)
-            ),
+            // hummingbird-websocket's upgrade channel, with a limit on the first request head
+            // that it does not set itself (see `FirstRequestHeadTimeout`).
+            server: HTTPServerBuilder { responder in
+                HeadTimeoutChannel(
+                    base: HTTP1WebSocketUpgradeChannel(
+                        responder: responder,
+                        webSocketResponder: webSocketResponder,
+                        configuration: .init(http1: configuration.http1)
+                    ),
+                    timeout: configuration.http1.idleTimeout
+                )
+            },
             configuration: configuration.server,
             onServerRunning: { channel in
                 logger.notice(
