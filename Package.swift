@@ -95,6 +95,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -149,10 +149,10 @@ enum CatalogServer {
         let webSocketResponder = webSocketRouter.buildResponder()
         return Application(
             router: makeRouter(root: root, configuration: configuration).router,
-            // hummingbird-websocket's upgrade channel, with a limit on the first request head
-            // that it does not set itself (see `FirstRequestHeadTimeout`).
+            // hummingbird-websocket's upgrade channel, with a guard on the first request head
+            // that it does not set itself (see `FirstRequestGuard`).
             server: HTTPServerBuilder { responder in
-                HeadTimeoutChannel(
+                GuardedChildChannel(
                     base: HTTP1WebSocketUpgradeChannel(
                         responder: responder,
                         webSocketResponder: webSocketResponder,
