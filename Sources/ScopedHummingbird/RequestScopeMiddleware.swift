@@ -9,20 +9,20 @@ public import Scoped
 /// written, streamed bodies included: reads inside a body's writer resolve to the request's
 /// scope, so an export can stream rows from the request's transaction. It closes exactly once:
 ///
-/// - ``Scoped/ScopeOutcome/success`` when the body was written completely. A body of known
+/// - `ScopeOutcome.success` when the body was written completely. A body of known
 ///   length up to 64 KiB (a JSON response) is written into memory inside the scope, which then
 ///   closes before the response is sent in one write: a commit that fails is the request's
 ///   error. A longer or streamed body has its last buffer held back until the scope's services
 ///   have closed, so a client that received the whole response received it after the request's
 ///   transaction committed; a commit that fails cuts the response short.
-/// - ``Scoped/ScopeOutcome/cancelled`` when the client went away before the body was written,
+/// - `ScopeOutcome.cancelled` when the client went away before the body was written,
 ///   or the response was never written at all.
-/// - ``Scoped/ScopeOutcome/failure(_:)`` when the handler or the body's writer threw.
+/// - `ScopeOutcome.failure(_:)` when the handler or the body's writer threw.
 ///
 /// Errors, including one thrown by `update`, pass through unchanged, so middlewares installed
 /// before it (request logs, `MetricsMiddleware`, `TracingMiddleware`) see each error's own
 /// status. Work a handler starts for after its response goes through
-/// ``Scoped/handOff(timeout:operation:)``.
+/// `handOff(timeout:operation:)`.
 ///
 /// ```swift
 /// let router = Router()

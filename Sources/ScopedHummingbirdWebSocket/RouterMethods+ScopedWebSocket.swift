@@ -7,15 +7,15 @@ import ScopedHummingbird
 extension RouterMethods where Context: WebSocketRequestContext {
     /// Adds a WebSocket route whose every connection runs in its own scope, a child of `root`.
     ///
-    /// The connection's scope holds the upgrade request's ID (``Scoped/ScopedValues/requestID``:
-    /// a client's `X-Request-ID` that ``ScopedHummingbird/RequestIDMiddleware`` accepted, else
+    /// The connection's scope holds the upgrade request's ID (`ScopedValues.requestID`:
+    /// a client's `X-Request-ID` that `RequestIDMiddleware` accepted, else
     /// Hummingbird's ID) and whatever `update` sets. It is open for as long as the connection:
-    /// its ``Scoped/ScopedLifetime/scope`` services (a subscription, a connection's session) are
+    /// its `ScopedLifetime.scope` services (a subscription, a connection's session) are
     /// built once for the connection and close once when it ends, with
-    /// ``Scoped/ScopeOutcome/success`` when `handler` returned (the client closed),
-    /// ``Scoped/ScopeOutcome/failure(_:)`` when it threw and ``Scoped/ScopeOutcome/cancelled``
+    /// `ScopeOutcome.success` when `handler` returned (the client closed),
+    /// `ScopeOutcome.failure(_:)` when it threw and `ScopeOutcome.cancelled`
     /// when it was cancelled (the server shut down). Handle each message in a scope of its own
-    /// with ``HummingbirdWebSocket/WebSocketInboundStream/forEachMessage(maxSize:isolation:_:then:)``.
+    /// with `WebSocketInboundStream.forEachMessage(maxSize:isolation:_:then:)`.
     ///
     /// ```swift
     /// webSocketRouter.add(middleware: RequestIDMiddleware())

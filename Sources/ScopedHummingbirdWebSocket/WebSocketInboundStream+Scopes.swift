@@ -5,12 +5,12 @@ extension WebSocketInboundStream {
     /// Handles each inbound message in a scope of its own, a child of the current (the
     /// connection's) scope, then responds once that scope has closed.
     ///
-    /// A message is a unit of work, like a request: the ``Scoped/ScopedLifetime/scope``
+    /// A message is a unit of work, like a request: the `ScopedLifetime.scope`
     /// services `handle` builds (a session, its transaction) belong to the message's scope.
-    /// They close with ``Scoped/ScopeOutcome/success`` when `handle` returns, committing, and
-    /// with ``Scoped/ScopeOutcome/failure(_:)`` when it throws, rolling back that message's work
+    /// They close with `ScopeOutcome.success` when `handle` returns, committing, and
+    /// with `ScopeOutcome.failure(_:)` when it throws, rolling back that message's work
     /// only. `respond` then gets the result: the reply is sent after the commit, and an error
-    /// (the handler's, or a ``Scoped/ScopeCloseError`` when a commit failed) can be answered
+    /// (the handler's, or a `ScopeCloseError` when a commit failed) can be answered
     /// without closing the connection.
     ///
     /// - Parameters:
