@@ -12,7 +12,7 @@ import Testing
 
 /// The SQLite repository, holding the export mid-stream: the first read of a batch after
 /// `heldAfter` fires `held` and waits for `release`.
-struct HoldingRepository: MovieRepository {
+struct HoldingRepository: SQLiteBackedRepository {
     let base = SQLiteMovieRepository()
     let heldAfter: Int
     let held = Signal()
@@ -24,17 +24,6 @@ struct HoldingRepository: MovieRepository {
             await release.wait()
         }
         return try await base.movies(after: id, limit: limit)
-    }
-    func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
-    func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
-    func create(_ input: MovieInput) async throws -> Movie { try await base.create(input) }
-    func replace(id: Int, with input: MovieInput) async throws -> Movie? { try await base.replace(id: id, with: input) }
-    func delete(id: Int) async throws -> Bool { try await base.delete(id: id) }
-    func addRating(movieID: Int, stars: Int) async throws -> Bool {
-        try await base.addRating(movieID: movieID, stars: stars)
-    }
-    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
-        try await base.ratingTotals(movieID: movieID)
     }
 }
 

@@ -15,7 +15,7 @@ import Testing
 
 /// Writes a rating through SQLite, then fails for three stars, as a message handler failing
 /// after its write.
-struct FailingOnThreeStarsRepository: MovieRepository {
+struct FailingOnThreeStarsRepository: SQLiteBackedRepository {
     struct Failure: Error {}
     let base = SQLiteMovieRepository()
 
@@ -23,15 +23,6 @@ struct FailingOnThreeStarsRepository: MovieRepository {
         let added = try await base.addRating(movieID: movieID, stars: stars)
         if stars == 3 { throw Failure() }
         return added
-    }
-    func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
-    func movies(after id: Int, limit: Int) async throws -> [Movie] { try await base.movies(after: id, limit: limit) }
-    func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
-    func create(_ input: MovieInput) async throws -> Movie { try await base.create(input) }
-    func replace(id: Int, with input: MovieInput) async throws -> Movie? { try await base.replace(id: id, with: input) }
-    func delete(id: Int) async throws -> Bool { try await base.delete(id: id) }
-    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
-        try await base.ratingTotals(movieID: movieID)
     }
 }
 

@@ -12,25 +12,17 @@ import Testing
 import ScopedTestSupport
 
 /// A repository that writes through SQLite and then fails, as a handler failing after its write.
-struct FailingAfterWriteRepository: MovieRepository {
+struct FailingAfterWriteRepository: SQLiteBackedRepository {
     struct Failure: Error {}
     let base = SQLiteMovieRepository()
 
-    func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
-    func movies(after id: Int, limit: Int) async throws -> [Movie] { try await base.movies(after: id, limit: limit) }
-    func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
     func create(_ input: MovieInput) async throws -> Movie {
         _ = try await base.create(input)
         throw Failure()
     }
-    func replace(id: Int, with input: MovieInput) async throws -> Movie? { try await base.replace(id: id, with: input) }
-    func delete(id: Int) async throws -> Bool { try await base.delete(id: id) }
     func addRating(movieID: Int, stars: Int) async throws -> Bool {
         _ = try await base.addRating(movieID: movieID, stars: stars)
         throw Failure()
-    }
-    func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
-        try await base.ratingTotals(movieID: movieID)
     }
 }
 
