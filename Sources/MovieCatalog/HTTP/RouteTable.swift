@@ -26,11 +26,22 @@ package final class RouteTable: Sendable {
 
     /// The methods served for `path`, in the order their routes were added; empty for a path
     /// no route matches.
+    ///
+    /// Only the most specific patterns that match count, as the router's trie prefers a
+    /// constant segment to a parameter: `/movies/export` is served by its own route, never by
+    /// `/movies/:id`.
     package func allowedMethods(for path: String) -> [HTTPRequest.Method] {
         let segments = Self.segments(of: path)
+        let matching = routes.compactMap { route -> (route: Route, constants: [Bool])? in
+            let pattern = Self.segments(of: route.path)
+            guard Self.matches(pattern, segments) else { return nil }
+            return (route, pattern.map { !$0.hasPrefix(":") })
+        }
+        guard let best = matching.map(\.constants).max(by: { $0.lexicographicallyPrecedes($1) { !$0 && $1 } })
+        else { return [] }
         var methods: [HTTPRequest.Method] = []
-        for route in routes where Self.matches(Self.segments(of: route.path), segments) {
-            if !methods.contains(route.method) { methods.append(route.method) }
+        for (route, constants) in matching where constants == best && !methods.contains(route.method) {
+            methods.append(route.method)
         }
         return methods
     }
