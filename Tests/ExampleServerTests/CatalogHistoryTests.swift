@@ -16,7 +16,7 @@ import Testing
 @Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })
 struct CatalogHistoryTests {
     private func changes(_ client: some TestClientProtocol, movieID: Int) async throws -> [MovieChange] {
-        try await client.execute(uri: "/movies/\(movieID)/changes", method: .get) {
+        try await client.execute(uri: "/changes?movieID=\(movieID)", method: .get) {
             try $0.decode(MovieChanges.self).items
         }
     }

@@ -132,4 +132,26 @@ struct ScopedWebSocketTests {
             ]
         )
     }
+
+    @Test func aClientThatVanishesMidMessageLeavesNoScopeOpen() async throws {
+        let events = Recorder<String>()
+        let root = ScopeRoot { $0.events = events }
+        try await makeApplication(root: root)
+            .test(.live) { client in
+                let connection = try await RawHTTPConnection(port: try #require(client.port))
+                // The upgrade, then a frame header announcing 100 masked bytes, and 10 of them.
+                let frame: [UInt8] = [0x81, 0x80 | 100, 1, 2, 3, 4] + Array(repeating: 0x41, count: 10)
+                let upgrade =
+                    "GET /live HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                let received = try await connection.exchange(bytes: Array(upgrade.utf8) + frame) {
+                    $0.contains("id ")
+                }
+                #expect(received.hasPrefix("HTTP/1.1 101"))
+                #expect(await eventually { root.openScopeCount == 0 })
+            }
+        // The connection's scope closed once; no message scope was opened for the cut message.
+        #expect(events.all.filter { $0.contains(ConnectionResourceKey.name) }.count == 2)
+        #expect(!events.all.contains { $0.contains(MessageResourceKey.name) })
+    }
 }

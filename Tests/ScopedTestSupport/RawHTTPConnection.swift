@@ -31,6 +31,18 @@ public struct RawHTTPConnection: Sendable {
         timeout: Duration = .seconds(10),
         until enough: (String) -> Bool = { _ in false }
     ) async throws -> String {
+        try await exchange(bytes: Array(request.utf8), timeout: timeout, until: enough)
+    }
+
+    /// Sends `bytes` as they are (a request followed by anything, valid or not), then reads as
+    /// ``exchange(_:timeout:until:)`` does.
+    ///
+    /// - Returns: every byte read, as text.
+    public func exchange(
+        bytes: [UInt8],
+        timeout: Duration = .seconds(10),
+        until enough: (String) -> Bool = { _ in false }
+    ) async throws -> String {
         let channel = channel
         let watchdog = Task {
             try await Task.sleep(for: timeout)
@@ -38,7 +50,7 @@ public struct RawHTTPConnection: Sendable {
         }
         defer { watchdog.cancel() }
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(ByteBuffer(string: request))
+            try await outbound.write(ByteBuffer(bytes: bytes))
             var received = ""
             for try await var chunk in inbound {
                 received += chunk.readString(length: chunk.readableBytes) ?? ""

@@ -207,11 +207,18 @@ enum OpenAPIDocument {
                 }
               }
             },
-            "/movies/{id}/changes": {
-              "parameters": [{ "$ref": "#/components/parameters/ID" }],
+            "/changes": {
               "get": {
                 "operationId": "listMovieChanges",
                 "summary": "Who created, replaced or deleted a movie, and when, oldest first. Recorded just after each change's response, so the newest may appear a moment later; kept after the movie is deleted.",
+                "parameters": [
+                  {
+                    "name": "movieID",
+                    "in": "query",
+                    "required": true,
+                    "schema": { "type": "integer", "minimum": 1, "maximum": 9223372036854775807 }
+                  }
+                ],
                 "responses": {
                   "200": {
                     "description": "The changes; empty for a movie never changed through the API.",

@@ -73,7 +73,7 @@ package struct MoviePage: Codable, Hashable, Sendable {
     }
 }
 
-/// One change to a movie, as `GET /movies/{id}/changes` lists it.
+/// One change to a movie, as `GET /changes?movieID=` lists it.
 package struct MovieChange: Codable, Hashable, Sendable {
     /// What happened to the movie.
     package enum Action: String, Codable, Sendable {

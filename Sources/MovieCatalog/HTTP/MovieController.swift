@@ -25,7 +25,7 @@ package struct MovieController<Context: RequestContext>: Sendable {
         routes.on(.delete, "/movies/:id") { _, context in try await delete(context) }
         routes.on(.post, "/movies/:id/ratings") { request, context in try await rate(request, context: context) }
         routes.on(.get, "/movies/:id/rating") { _, context in try await rating(context) }
-        routes.on(.get, "/movies/:id/changes") { _, context in try await changes(context) }
+        routes.on(.get, "/changes") { request, _ in try await changes(request) }
     }
 
     package func list(_ request: Request) async throws -> Response {
@@ -108,9 +108,15 @@ package struct MovieController<Context: RequestContext>: Sendable {
         return try JSONResponse.make(rating)
     }
 
-    /// A movie's recorded changes, oldest first; kept after the movie is deleted.
-    package func changes(_ context: Context) async throws -> Response {
-        let id = try RequestInput.id(context)
+    /// The recorded changes of the movie `?movieID=` names, oldest first.
+    ///
+    /// A collection of its own rather than a part of the movie, because it outlives the movie:
+    /// a deleted movie's changes end with its deletion.
+    package func changes(_ request: Request) async throws -> Response {
+        guard request.uri.queryParameters.get("movieID") != nil else {
+            throw APIError.badRequest("movieID is required.", field: "movieID", code: "invalid_query")
+        }
+        let id = try RequestInput.query(request, "movieID", default: 0, in: 1...Int.max)
         return try JSONResponse.make(MovieChanges(items: try await history.changes(movieID: id)))
     }
 
