@@ -104,7 +104,7 @@ struct CatalogLiveTests {
             #expect(created == .created)
             // The fixture variant lists its own catalog; production must serve the database's.
             #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Heat"])
-            for path in ["/debug/scope", "/debug/echo", "/debug/stats"] {
+            for path in ["/debug/scope", "/debug/echo", "/debug/stats", "/debug/graph"] {
                 try await client.execute(uri: path, method: .get, headers: [.catalog: "fixture"]) {
                     (response: TestResponse) async throws in
                     response.expectError(.notFound, field: nil)
@@ -194,5 +194,31 @@ struct CatalogLiveTests {
         let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
         await database.close()
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func debugGraphShowsTheServicesValidationBuiltInEachFormat() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+        let (session, database) = (SQLiteSessionKey.name, SQLiteDatabaseKey.name)
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/debug/graph", method: .get) { response in
+                let graph = try response.decode(DependencyGraph.self)
+                #expect(graph.edges == [DependencyGraph.Edge(from: session, to: database)])
+                #expect(graph.services.map(\.lifetime) == graph.services.map { $0.name == database ? .app : .scope })
+            }
+            try await client.execute(uri: "/debug/graph?format=dot", method: .get) { response in
+                #expect(response.headers[.contentType] == "text/vnd.graphviz; charset=utf-8")
+                #expect(String(buffer: response.body).contains(#""\#(session)" -> "\#(database)";"#))
+            }
+            try await client.execute(uri: "/debug/graph?format=mermaid", method: .get) { response in
+                #expect(String(buffer: response.body).hasPrefix("flowchart LR\n"))
+                #expect(String(buffer: response.body).contains(" --> "))
+            }
+            try await client.execute(uri: "/debug/graph?format=svg", method: .get) { response in
+                response.expectError(.badRequest, code: "invalid_query", field: "format")
+            }
+        }
+        await root.shutdown()
     }
 }

@@ -16,7 +16,8 @@ extension ScopedValues {
                 return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
             case .scope:
                 guard let scope, scope.lifetime == .scope else {
-                    try ConstructionChain.current.check(.init(key))
+                    let recorder = (scope ?? ScopeRoot.implicit.context).registry.dependencies
+                    try recorder.check(.init(key), in: .current, recordingRead: false)
                     throw ScopedError.outsideScope(entry: K.name)
                 }
                 return try await scope.service(key)

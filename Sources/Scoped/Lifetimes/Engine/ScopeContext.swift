@@ -108,11 +108,15 @@ package final class ScopeContext: Sendable {
             }
             return box
         }) {
+            // One atomic load unless a construction is in flight on this root.
+            if registry.dependencies.isConstructing {
+                try registry.dependencies.check(.init(key), in: ConstructionChain.current)
+            }
             return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
         }
         let link = ConstructionChain.Link(key)
         let chain = ConstructionChain.current
-        try chain.check(link)
+        try registry.dependencies.check(link, in: chain)
         while true {
             // Either this task becomes the builder (a node to build with, and its construction)
             // or it waits for the builder's construction (or, if built meanwhile, for nothing).
@@ -163,6 +167,8 @@ package final class ScopeContext: Sendable {
     ) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         let value: K.Value
+        registry.dependencies.constructionBegan(.init(key))
+        defer { registry.dependencies.constructionEnded() }
         do {
             value = try await ConstructionChain.$current.withValue(chain) {
                 try await Self.withCurrent(node) { try await K.makeValue() }

@@ -35,6 +35,8 @@ package final class ScopeRegistry: Sendable {
     package let onCloseError: @Sendable (ScopeCloseError) -> Void
     /// Set on a test root: told when a test reads a live-only entry it did not override.
     package let observer: DefaultReadObserver?
+    /// Which service read which while it was built.
+    package let dependencies = DependencyRecorder()
 
     package init(
         services: [Service] = [],

@@ -75,7 +75,11 @@ enum ProductionLockdownScenario {
 
         var reachable: [String] = []
         var probes = 0
-        for path in ["/debug/scope", "/debug/echo", "/debug/stats", "/debug/scope?x=1", "/debug/", "/debug"] {
+        for path in [
+            "/debug/scope", "/debug/echo", "/debug/stats", "/debug/graph", "/debug/graph?format=dot",
+            "/debug/scope?x=1",
+            "/debug/", "/debug",
+        ] {
             for method in ["GET", "POST", "PUT", "DELETE"] {
                 for headers in [[], [("X-Catalog", "fixture")]] {
                     probes += 1

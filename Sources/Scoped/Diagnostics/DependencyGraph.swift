@@ -1,0 +1,121 @@
+/// Which service read which while it was being built, as an application root recorded it.
+///
+/// ``ScopeRoot/validate(scope:)`` builds every registered service, so after validation the
+/// graph holds every dependency among them, including the reads validation refused as cycles or
+/// captive dependencies, marked as such. It prints as Graphviz DOT and as Mermaid, and encodes
+/// as JSON.
+///
+/// ```swift
+/// _ = await root.validate()
+/// print(root.dependencyGraph().dot)               // dot -Tpng -o graph.png
+/// root.dependencyGraph().dependents(of: "sqliteDatabase")   // ["sqliteSession"]
+/// ```
+public struct DependencyGraph: Hashable, Sendable, Codable {
+    /// A service and its lifetime.
+    public struct Service: Hashable, Sendable, Codable {
+        /// The service's name.
+        public var name: String
+        /// Who owns it, and how long it lives.
+        public var lifetime: ScopedLifetime
+
+        /// A service with this name and lifetime.
+        public init(name: String, lifetime: ScopedLifetime) {
+            self.name = name
+            self.lifetime = lifetime
+        }
+    }
+
+    /// Why a read was refused.
+    public enum Refusal: String, Hashable, Sendable, Codable {
+        /// The service needed itself.
+        case cycle
+        /// An app service read a scope service.
+        case captiveDependency
+    }
+
+    /// One service's construction reading another.
+    public struct Edge: Hashable, Sendable, Codable {
+        /// The service being built.
+        public var from: String
+        /// The service it read.
+        public var to: String
+        /// Why the read was refused; `nil` for a read that was served.
+        public var refused: Refusal?
+
+        /// `from`'s construction reading `to`, refused for `refused` if not `nil`.
+        public init(from: String, to: String, refused: Refusal? = nil) {
+            self.from = from
+            self.to = to
+            self.refused = refused
+        }
+    }
+
+    /// Every service built or read during a construction, by name.
+    public var services: [Service]
+    /// Every read made during a construction, sorted by reader, then by the service read.
+    public var edges: [Edge]
+
+    /// A graph of these services and reads.
+    public init(services: [Service], edges: [Edge]) {
+        self.services = services
+        self.edges = edges
+    }
+
+    /// The services that depend on `name`, directly or through others, sorted by name.
+    public func dependents(of name: String) -> [String] {
+        var found: Set<String> = []
+        var pending = [name]
+        while let current = pending.popLast() {
+            for edge in edges where edge.to == current && edge.refused == nil && found.insert(edge.from).inserted {
+                pending.append(edge.from)
+            }
+        }
+        return found.sorted()
+    }
+
+    /// The graph in Graphviz's DOT language: app services as boxes, scope services as
+    /// ellipses, refused reads as red dashed edges labelled with the reason.
+    public var dot: String {
+        var lines = ["digraph dependencies {", "    rankdir=LR;", "    node [fontname=\"Helvetica\"];"]
+        for service in services {
+            let shape = service.lifetime == .app ? "box" : "ellipse"
+            lines.append("    \"\(service.name)\" [shape=\(shape), label=\"\(service.name)\\n(\(service.lifetime))\"];")
+        }
+        for edge in edges {
+            let attributes =
+                edge.refused.map { " [color=red, style=dashed, label=\"\(Self.label($0))\"]" } ?? ""
+            lines.append("    \"\(edge.from)\" -> \"\(edge.to)\"\(attributes);")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The graph as a Mermaid flowchart: app services as rectangles, scope services as rounded
+    /// boxes, refused reads as dotted edges labelled with the reason.
+    public var mermaid: String {
+        var ids: [String: String] = [:]
+        for (index, service) in services.enumerated() { ids[service.name] = "s\(index)" }
+        var lines = ["flowchart LR"]
+        for service in services {
+            let id = ids[service.name]!
+            let text = "\(service.name)<br/>(\(service.lifetime))"
+            lines.append(service.lifetime == .app ? "    \(id)[\"\(text)\"]" : "    \(id)(\"\(text)\")")
+        }
+        for edge in edges {
+            guard let from = ids[edge.from], let to = ids[edge.to] else { continue }
+            if let refusal = edge.refused {
+                lines.append("    \(from) -. \(Self.label(refusal)) .-> \(to)")
+            } else {
+                lines.append("    \(from) --> \(to)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func label(_ refusal: Refusal) -> String {
+        switch refusal {
+        case .cycle: "cycle"
+        case .captiveDependency: "captive dependency"
+        }
+    }
+}

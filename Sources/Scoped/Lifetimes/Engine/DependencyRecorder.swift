@@ -1,0 +1,88 @@
+import Synchronization
+
+/// Records, for an application root, which service read which while it was being built, and
+/// which reads were refused as cycles or captive dependencies: the data of
+/// ``ScopeRoot/dependencyGraph()``.
+///
+/// A read of a service already built costs one atomic load here while no construction is in
+/// flight on the root; only reads made during a construction look up the reader.
+package final class DependencyRecorder: Sendable {
+    private struct State {
+        var lifetimes: [String: ScopedLifetime] = [:]
+        var edges: [DependencyGraph.Edge] = []
+        var known: Set<DependencyGraph.Edge> = []
+    }
+
+    private let state = Mutex(State())
+    private let constructions = Atomic<Int>(0)
+
+    package init() {}
+
+    /// Whether some task is building a service of this root now.
+    var isConstructing: Bool { constructions.load(ordering: .relaxed) > 0 }
+
+    /// Counts a construction as started.
+    func constructionBegan(_ link: ConstructionChain.Link) {
+        constructions.wrappingAdd(1, ordering: .relaxed)
+        state.withLock { $0.lifetimes[link.key.name] = link.lifetime }
+    }
+
+    /// Counts a construction as ended.
+    func constructionEnded() {
+        constructions.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// Checks that the current task may read `link` (``ConstructionChain/check(_:)``), and
+    /// records the read, or its refusal, when the task is building a service.
+    ///
+    /// - Parameters:
+    ///   - link: the service about to be read.
+    ///   - chain: the constructions the current task is inside.
+    ///   - recordingRead: whether a read that passes the check is recorded; `false` where the
+    ///     read fails anyway.
+    /// - Throws: ``ScopedError/cycle(chain:)`` or ``ScopedError/captiveDependency(chain:)``.
+    func check(_ link: ConstructionChain.Link, in chain: ConstructionChain, recordingRead: Bool = true) throws {
+        guard let reader = chain.innermost?.link else { return }
+        do {
+            try chain.check(link)
+        } catch let error as ScopedError {
+            recordRefusal(by: reader, of: link, error)
+            throw error
+        }
+        if recordingRead { recordRead(by: reader, of: link) }
+    }
+
+    /// Records that the service `reader` was building read `read`.
+    func recordRead(by reader: ConstructionChain.Link, of read: ConstructionChain.Link) {
+        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: nil), read)
+    }
+
+    /// Records that `reader` was refused `read`, as `error` says.
+    func recordRefusal(by reader: ConstructionChain.Link, of read: ConstructionChain.Link, _ error: ScopedError) {
+        let refusal: DependencyGraph.Refusal
+        switch error {
+        case .cycle: refusal = .cycle
+        case .captiveDependency: refusal = .captiveDependency
+        default: return
+        }
+        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refusal), read)
+    }
+
+    private func record(_ edge: DependencyGraph.Edge, _ read: ConstructionChain.Link) {
+        state.withLock { state in
+            if state.lifetimes[read.key.name] == nil { state.lifetimes[read.key.name] = read.lifetime }
+            if state.known.insert(edge).inserted { state.edges.append(edge) }
+        }
+    }
+
+    /// What has been recorded so far.
+    func graph() -> DependencyGraph {
+        state.withLock { state in
+            DependencyGraph(
+                services: state.lifetimes.map { DependencyGraph.Service(name: $0.key, lifetime: $0.value) }
+                    .sorted { $0.name < $1.name },
+                edges: state.edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
+            )
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Scoped
+import ScopedTestSupport
+import Testing
+
+/// A scope service built from an app service.
+enum GraphSessionKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource { try await ScopedValues.current[AppClockKey.self] }
+}
+
+/// The dependency graph a root records while services are built.
+struct DependencyGraphTests {
+    private typealias Edge = DependencyGraph.Edge
+
+    @Test func afterValidationTheGraphHoldsEveryReadIncludingReadsOfServicesAlreadyBuilt() async throws {
+        let root = ScopeRoot(services: [
+            DiamondLeftKey.self, DiamondRightKey.self, DiamondSharedKey.self, GraphSessionKey.self, AppClockKey.self,
+        ])
+        #expect(await root.validate().isEmpty)
+        let graph = root.dependencyGraph()
+        // The right side reads the shared service the left side had already built.
+        #expect(
+            Set(graph.edges) == [
+                Edge(from: DiamondLeftKey.name, to: DiamondSharedKey.name, refused: nil),
+                Edge(from: DiamondRightKey.name, to: DiamondSharedKey.name, refused: nil),
+                Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil),
+            ]
+        )
+        #expect(graph.services.first { $0.name == GraphSessionKey.name }?.lifetime == .scope)
+        #expect(graph.services.first { $0.name == AppClockKey.name }?.lifetime == .app)
+        #expect(graph.dependents(of: DiamondSharedKey.name) == [DiamondLeftKey.name, DiamondRightKey.name].sorted())
+        #expect(graph.dependents(of: AppClockKey.name) == [GraphSessionKey.name])
+        #expect(graph.dependents(of: DiamondLeftKey.name).isEmpty)
+    }
+
+    @Test func readsValidationRefusedAreMarkedWithTheReason() async throws {
+        let root = ScopeRoot(services: [CaptiveRepositoryKey.self, SessionKey.self, CycleAKey.self])
+        #expect(await root.validate().count == 2)
+        let edges = Set(root.dependencyGraph().edges)
+        #expect(edges.contains(Edge(from: CaptiveRepositoryKey.name, to: SessionKey.name, refused: .captiveDependency)))
+        #expect(edges.contains(Edge(from: CycleAKey.name, to: CycleBKey.name, refused: nil)))
+        #expect(edges.contains(Edge(from: CycleBKey.name, to: CycleAKey.name, refused: .cycle)))
+    }
+
+    @Test func readsOutsideAnyConstructionAreNotDependencies() async throws {
+        let root = ScopeRoot()
+        try await root.withScope {
+            _ = try await ScopedValues.current[AppClockKey.self]
+            _ = try await ScopedValues.current[GraphSessionKey.self]
+            _ = try await ScopedValues.current[AppClockKey.self]
+        }
+        #expect(root.dependencyGraph().edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
+    }
+
+    @Test func theGraphRendersAsDOTAndMermaid() async throws {
+        let root = ScopeRoot(services: [CaptiveRepositoryKey.self, GraphSessionKey.self])
+        _ = await root.validate()
+        let graph = root.dependencyGraph()
+        let (captive, session, clock, graphSession) =
+            (CaptiveRepositoryKey.name, SessionKey.name, AppClockKey.name, GraphSessionKey.name)
+        #expect(graph.dot.hasPrefix("digraph dependencies {\n"))
+        #expect(graph.dot.contains(#""\#(clock)" [shape=box, label="\#(clock)\n(app)"];"#))
+        #expect(graph.dot.contains(#""\#(graphSession)" [shape=ellipse, label="\#(graphSession)\n(scope)"];"#))
+        #expect(graph.dot.contains(#""\#(graphSession)" -> "\#(clock)";"#))
+        #expect(
+            graph.dot.contains(
+                #""\#(captive)" -> "\#(session)" [color=red, style=dashed, label="captive dependency"];"#
+            )
+        )
+        let ids = Dictionary(
+            uniqueKeysWithValues: graph.services.enumerated().map { ($0.element.name, "s\($0.offset)") }
+        )
+        #expect(graph.mermaid.hasPrefix("flowchart LR\n"))
+        #expect(graph.mermaid.contains("    \(ids[graphSession]!) --> \(ids[clock]!)\n"))
+        #expect(graph.mermaid.contains("    \(ids[captive]!) -. captive dependency .-> \(ids[session]!)\n"))
+        #expect(graph.mermaid.contains("    \(ids[clock]!)[\"\(clock)<br/>(app)\"]\n"))
+    }
+}
