@@ -5,7 +5,8 @@ import Synchronization
 /// ``ScopeRoot/dependencyGraph()``.
 ///
 /// A read of a service already built costs one atomic load here while no construction is in
-/// flight on the root; only reads made during a construction look up the reader.
+/// flight on the root, and a construction two atomic additions; only reads made during a
+/// construction look up the reader and take the lock.
 package final class DependencyRecorder: Sendable {
     private struct State {
         var lifetimes: [String: ScopedLifetime] = [:]
@@ -22,9 +23,8 @@ package final class DependencyRecorder: Sendable {
     var isConstructing: Bool { constructions.load(ordering: .relaxed) > 0 }
 
     /// Counts a construction as started.
-    func constructionBegan(_ link: ConstructionChain.Link) {
+    func constructionBegan() {
         constructions.wrappingAdd(1, ordering: .relaxed)
-        state.withLock { $0.lifetimes[link.key.name] = link.lifetime }
     }
 
     /// Counts a construction as ended.
@@ -54,7 +54,7 @@ package final class DependencyRecorder: Sendable {
 
     /// Records that the service `reader` was building read `read`.
     func recordRead(by reader: ConstructionChain.Link, of read: ConstructionChain.Link) {
-        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: nil), read)
+        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: nil), reader, read)
     }
 
     /// Records that `reader` was refused `read`, as `error` says.
@@ -65,21 +65,29 @@ package final class DependencyRecorder: Sendable {
         case .captiveDependency: refusal = .captiveDependency
         default: return
         }
-        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refusal), read)
+        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refusal), reader, read)
     }
 
-    private func record(_ edge: DependencyGraph.Edge, _ read: ConstructionChain.Link) {
+    private func record(_ edge: DependencyGraph.Edge, _ reader: ConstructionChain.Link, _ read: ConstructionChain.Link)
+    {
         state.withLock { state in
-            if state.lifetimes[read.key.name] == nil { state.lifetimes[read.key.name] = read.lifetime }
-            if state.known.insert(edge).inserted { state.edges.append(edge) }
+            guard state.known.insert(edge).inserted else { return }
+            state.edges.append(edge)
+            state.lifetimes[reader.key.name] = reader.lifetime
+            state.lifetimes[read.key.name] = read.lifetime
         }
     }
 
-    /// What has been recorded so far.
-    func graph() -> DependencyGraph {
+    /// What has been recorded so far, with the services `registered` on the root that no
+    /// recorded read involves.
+    func graph(registered: [DependencyGraph.Service]) -> DependencyGraph {
         state.withLock { state in
-            DependencyGraph(
-                services: state.lifetimes.map { DependencyGraph.Service(name: $0.key, lifetime: $0.value) }
+            var lifetimes = state.lifetimes
+            for service in registered where lifetimes[service.name] == nil {
+                lifetimes[service.name] = service.lifetime
+            }
+            return DependencyGraph(
+                services: lifetimes.map { DependencyGraph.Service(name: $0.key, lifetime: $0.value) }
                     .sorted { $0.name < $1.name },
                 edges: state.edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
             )

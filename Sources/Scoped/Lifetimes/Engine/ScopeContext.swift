@@ -167,7 +167,7 @@ package final class ScopeContext: Sendable {
     ) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         let value: K.Value
-        registry.dependencies.constructionBegan(.init(key))
+        registry.dependencies.constructionBegan()
         defer { registry.dependencies.constructionEnded() }
         do {
             value = try await ConstructionChain.$current.withValue(chain) {
