@@ -41,6 +41,12 @@ enum CatalogServer {
     static func prepare(_ root: ScopeRoot, configuration: AppConfiguration, logger: Logger) async throws {
         let problems = await root.validate(scope: { $0.requestID = "startup-validation" })
         guard problems.isEmpty else { throw StartupError(problems: problems) }
+        // Validation built every app service: what each took, slowest first, once.
+        for (name, duration) in root.dependencyGraph().appServiceBuilds {
+            let microseconds =
+                duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+            logger.notice("Built app service \(name) in \(microseconds / 1000).\(microseconds % 1000 / 100) ms")
+        }
         if configuration.seed && configuration.profile != .production {
             let inserted = try await root.withScope { try await SampleCatalog.seedIfEmpty() }
             if inserted > 0 { logger.info("Seeded the empty database with \(inserted) movies") }

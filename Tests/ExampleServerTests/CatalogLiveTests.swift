@@ -2,6 +2,7 @@ import MovieCatalog
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import HummingbirdTesting
 import Scoped
 import ScopedSQLite
@@ -219,6 +220,20 @@ struct CatalogLiveTests {
                 response.expectError(.badRequest, code: "invalid_query", field: "format")
             }
         }
+        await root.shutdown()
+    }
+
+    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
+    func startUpLogsEachAppServicesBuildTimeOnceAtNotice() async throws {
+        let folder = try TemporaryFolder()
+        let capture = LogCapture()
+        let (_, root) = try await makeApplication(
+            try await loadConfiguration(.development, folder: folder),
+            logger: capture.logger(label: "server")
+        )
+        let lines = capture.lines.filter { $0.message.hasPrefix("Built app service ") }
+        #expect(lines.map { $0.message.split(separator: " ")[3] } == [Substring(SQLiteDatabaseKey.name)])
+        #expect(lines.allSatisfy { $0.level == .notice && $0.message.hasSuffix(" ms") })
         await root.shutdown()
     }
 }

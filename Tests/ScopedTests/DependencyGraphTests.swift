@@ -76,3 +76,16 @@ struct DependencyGraphTests {
         #expect(graph.mermaid.contains("    \(ids[clock]!)[\"\(clock)<br/>(app)\"]\n"))
     }
 }
+
+/// The start-up report: how long each app service took to build.
+struct AppServiceBuildReportTests {
+    @Test func validationRecordsEachAppServicesBuildTimeSlowestFirstAndNoScopeService() async throws {
+        let root = ScopeRoot(services: [AppClockKey.self, SlowAppKey.self, GraphSessionKey.self])
+        #expect(await root.validate().isEmpty)
+        let builds = root.dependencyGraph().appServiceBuilds
+        #expect(builds.map(\.name) == [SlowAppKey.name, AppClockKey.name])
+        #expect(builds[0].duration >= .milliseconds(20))  // SlowAppKey sleeps 20 ms while it builds
+        #expect(builds[1].duration < builds[0].duration)
+        #expect(root.dependencyGraph().services.first { $0.name == GraphSessionKey.name }?.buildDuration == nil)
+    }
+}

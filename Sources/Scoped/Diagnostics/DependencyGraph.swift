@@ -17,11 +17,15 @@ public struct DependencyGraph: Hashable, Sendable, Codable {
         public var name: String
         /// Who owns it, and how long it lives.
         public var lifetime: ScopedLifetime
+        /// How long its construction took, for an app service built on this root; `nil` for
+        /// scope services (built once per scope) and for services not built yet.
+        public var buildDuration: Duration?
 
-        /// A service with this name and lifetime.
-        public init(name: String, lifetime: ScopedLifetime) {
+        /// A service with this name and lifetime, built in `buildDuration` if known.
+        public init(name: String, lifetime: ScopedLifetime, buildDuration: Duration? = nil) {
             self.name = name
             self.lifetime = lifetime
+            self.buildDuration = buildDuration
         }
     }
 
@@ -59,6 +63,13 @@ public struct DependencyGraph: Hashable, Sendable, Codable {
     public init(services: [Service], edges: [Edge]) {
         self.services = services
         self.edges = edges
+    }
+
+    /// The app services built on this root and how long each took, slowest first: the
+    /// start-up report a server logs after validation.
+    public var appServiceBuilds: [(name: String, duration: Duration)] {
+        services.compactMap { service in service.buildDuration.map { (service.name, $0) } }
+            .sorted { $0.duration > $1.duration || ($0.duration == $1.duration && $0.name < $1.name) }
     }
 
     /// The services that depend on `name`, directly or through others, sorted by name.

@@ -10,6 +10,8 @@ import Synchronization
 package final class DependencyRecorder: Sendable {
     private struct State {
         var lifetimes: [String: ScopedLifetime] = [:]
+        /// How long each app service took to build.
+        var buildDurations: [String: Duration] = [:]
         var edges: [DependencyGraph.Edge] = []
         var known: Set<DependencyGraph.Edge> = []
     }
@@ -25,6 +27,14 @@ package final class DependencyRecorder: Sendable {
     /// Counts a construction as started.
     func constructionBegan() {
         constructions.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Records how long an app service took to build.
+    func appServiceBuilt(_ link: ConstructionChain.Link, in duration: Duration) {
+        state.withLock { state in
+            state.lifetimes[link.key.name] = link.lifetime
+            state.buildDurations[link.key.name] = duration
+        }
     }
 
     /// Counts a construction as ended.
@@ -87,7 +97,14 @@ package final class DependencyRecorder: Sendable {
                 lifetimes[service.name] = service.lifetime
             }
             return DependencyGraph(
-                services: lifetimes.map { DependencyGraph.Service(name: $0.key, lifetime: $0.value) }
+                services:
+                    lifetimes.map {
+                        DependencyGraph.Service(
+                            name: $0.key,
+                            lifetime: $0.value,
+                            buildDuration: state.buildDurations[$0.key]
+                        )
+                    }
                     .sorted { $0.name < $1.name },
                 edges: state.edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
             )

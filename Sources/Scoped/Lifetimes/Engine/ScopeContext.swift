@@ -169,10 +169,13 @@ package final class ScopeContext: Sendable {
         let value: K.Value
         registry.dependencies.constructionBegan()
         defer { registry.dependencies.constructionEnded() }
+        // App services are built once per root: their build time is worth two clock reads.
+        let start = K.lifetime == .app ? ContinuousClock.now : nil
         do {
             value = try await ConstructionChain.$current.withValue(chain) {
                 try await Self.withCurrent(node) { try await K.makeValue() }
             }
+            if let start { registry.dependencies.appServiceBuilt(.init(key), in: ContinuousClock.now - start) }
         } catch {
             let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
                 guard let index = state.index(of: id) else { return [] }
