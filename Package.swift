@@ -78,8 +78,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .executableTarget(
-            name: "ExampleServer",
+        // The example server's application: configuration, root, routes, server, jobs.
+        .target(
+            name: "CatalogApp",
             dependencies: [
                 "MovieCatalog",
                 "Scoped",
@@ -98,6 +99,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // `swift run ExampleServer`: the catalog application's entry point, and nothing else, so
+        // that tests import the application as a library.
+        .executableTarget(
+            name: "ExampleServer",
+            dependencies: [
+                "CatalogApp",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The load benchmark's hand-wired server (Benchmarks/load.sh): ExampleServer's stack
@@ -157,8 +167,8 @@ let package = Package(
         .testTarget(
             name: "ExampleServerTests",
             dependencies: [
+                "CatalogApp",
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
-                "ExampleServer",
                 "MovieCatalog",
                 "ScopedTesting",
                 "ScopedTestSupport",

@@ -1,4 +1,4 @@
-import MovieCatalog
+import CatalogApp
 import Foundation
 import Logging
 

@@ -6,7 +6,7 @@ import NIOCore
 import ScopedSQLite
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 import ScopedTestSupport
 
 struct AppConfigurationTests {

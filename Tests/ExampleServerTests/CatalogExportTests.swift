@@ -8,7 +8,7 @@ import ScopedSQLite
 import ScopedTestSupport
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// The SQLite repository, holding the export mid-stream: the first read of a batch after
 /// `heldAfter` fires `held` and waits for `release`.

@@ -10,7 +10,7 @@ import ScopedTestSupport
 import ScopedTesting
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// The history of changes, recorded by work handed off past each change's response.
 @Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })

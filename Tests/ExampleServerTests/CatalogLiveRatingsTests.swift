@@ -11,7 +11,7 @@ import ScopedTestSupport
 import ScopedTesting
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// Writes a rating through SQLite, then fails for three stars, as a message handler failing
 /// after its write.

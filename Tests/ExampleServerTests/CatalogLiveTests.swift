@@ -9,7 +9,7 @@ import ScopedSQLite
 import ScopedTesting
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 import ScopedTestSupport
 
 /// A repository that writes through SQLite and then fails, as a handler failing after its write.

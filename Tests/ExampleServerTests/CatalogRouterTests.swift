@@ -7,7 +7,7 @@ import Scoped
 import ScopedTesting
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 import ScopedTestSupport
 
 /// Every line of the HTTP contract, against the in-memory fixture swapped in by the trait.

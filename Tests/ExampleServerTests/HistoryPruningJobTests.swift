@@ -7,7 +7,7 @@ import ScopedTesting
 import ServiceLifecycle
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// The periodic job that prunes the movie history: one scope per run.
 @Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })

@@ -9,7 +9,7 @@ import ScopedTestSupport
 import ScopedTesting
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// The OpenAPI document served at `/openapi.json` says what the server really does.
 @Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })

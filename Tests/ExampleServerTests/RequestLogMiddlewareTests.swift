@@ -2,7 +2,7 @@ import MovieCatalog
 import Hummingbird
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 struct RequestLogMiddlewareTests {
     @Test(arguments: [

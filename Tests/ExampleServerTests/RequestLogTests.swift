@@ -8,7 +8,7 @@ import ScopedTestSupport
 import ScopedTesting
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// The request log, as an operator reads it: one line per request with its real status and one
 /// request ID, the one the client got back.

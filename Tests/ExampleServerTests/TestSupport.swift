@@ -10,7 +10,7 @@ import ScopedSQLite
 import ScopedTestSupport
 import Testing
 
-@testable import ExampleServer
+@testable import CatalogApp
 
 /// The repository's `Config/` folder.
 let repositoryConfigFolder = URL(filePath: #filePath)

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
-import Logging
+package import Logging
 import Scoped
 import ScopedHummingbird
 import ScopedSQLite
@@ -12,7 +12,7 @@ import Synchronization
 import UnixSignals
 
 /// Assembles the movie catalog service: the application root, the router, and the server.
-enum CatalogServer {
+package enum CatalogServer {
     /// The application root: the database from configuration, the catalog's variants, and the
     /// repository variant configuration chose.
     ///
@@ -186,7 +186,7 @@ enum CatalogServer {
     /// commits only if it succeeded, and the root shuts down after it, closing the database.
     ///
     /// - Returns: how many history entries were deleted.
-    static func pruneHistory(_ configuration: AppConfiguration, logger: Logger) async throws -> Int {
+    package static func pruneHistory(_ configuration: AppConfiguration, logger: Logger) async throws -> Int {
         let root = try makeRoot(configuration)
         let job = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
         let pruned: Result<Int, any Error>
@@ -201,7 +201,7 @@ enum CatalogServer {
 
     /// Runs the server until SIGTERM or SIGINT, drains requests for at most the configured
     /// timeout, then shuts the root down, closing the database last.
-    static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
+    package static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
         let root = try makeRoot(configuration)
         try await prepare(root, configuration: configuration, logger: logger)
         let application = makeApplication(root: root, configuration: configuration, logger: logger)

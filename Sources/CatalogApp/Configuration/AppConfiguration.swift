@@ -4,14 +4,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import Logging
+package import Logging
 import Scoped
 import ScopedSQLite
 import SystemPackage
 
 /// The example server's settings: a profile file from `Config/`, with environment variables
 /// over it (`HTTP_PORT` overrides `http.port`).
-struct AppConfiguration: Sendable {
+package struct AppConfiguration: Sendable {
     enum Profile: String, Sendable, CaseIterable {
         case development, production, test
     }
@@ -53,7 +53,7 @@ struct AppConfiguration: Sendable {
     var debugRoutes: Bool
     /// How long a graceful shutdown waits for requests in flight.
     var shutdownTimeout: Duration
-    var logLevel: Logger.Level
+    package var logLevel: Logger.Level
 
     /// Seconds a connection may stay idle when the profile does not say.
     static let defaultIdleTimeout = 60.0
@@ -63,7 +63,7 @@ struct AppConfiguration: Sendable {
     ///
     /// - Throws: ``ConfigurationError`` naming the key and the file (or variable) when a value
     ///   is missing or invalid.
-    static func load(environment: [String: String]) async throws -> AppConfiguration {
+    package static func load(environment: [String: String]) async throws -> AppConfiguration {
         let profileName = environment["APP_ENV"] ?? "development"
         guard let profile = Profile(rawValue: profileName) else {
             throw ConfigurationError(
