@@ -12,8 +12,7 @@ package final class DependencyRecorder: Sendable {
         var lifetimes: [String: ScopedLifetime] = [:]
         /// How long each app service took to build.
         var buildDurations: [String: Duration] = [:]
-        var edges: [DependencyGraph.Edge] = []
-        var known: Set<DependencyGraph.Edge> = []
+        var edges: Set<DependencyGraph.Edge> = []
     }
 
     private let state = Mutex(State())
@@ -81,8 +80,7 @@ package final class DependencyRecorder: Sendable {
     private func record(_ edge: DependencyGraph.Edge, _ reader: ConstructionChain.Link, _ read: ConstructionChain.Link)
     {
         state.withLock { state in
-            guard state.known.insert(edge).inserted else { return }
-            state.edges.append(edge)
+            guard state.edges.insert(edge).inserted else { return }
             state.lifetimes[reader.key.name] = reader.lifetime
             state.lifetimes[read.key.name] = read.lifetime
         }
@@ -106,7 +104,9 @@ package final class DependencyRecorder: Sendable {
                         )
                     }
                     .sorted { $0.name < $1.name },
-                edges: state.edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
+                edges: state.edges.sorted {
+                    ($0.from, $0.to, $0.refused?.rawValue ?? "") < ($1.from, $1.to, $1.refused?.rawValue ?? "")
+                }
             )
         }
     }
