@@ -91,10 +91,14 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The JSON error body, naming the request (or the WebSocket connection) it answers.
+    package func body(requestID: String) -> ErrorBody {
+        ErrorBody(error: .init(code: code, message: message, field: field), requestID: requestID)
+    }
+
     /// The JSON error body, naming the request, with this error's status and headers.
     package func response(from request: Request, context: some RequestContext) throws -> Response {
-        let body = ErrorBody(error: .init(code: code, message: message, field: field), requestID: context.id)
-        return try JSONResponse.make(body, status: status, headers: headers)
+        try JSONResponse.make(body(requestID: context.id), status: status, headers: headers)
     }
 }
 

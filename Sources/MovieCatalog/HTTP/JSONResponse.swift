@@ -14,6 +14,11 @@ package enum JSONResponse {
     /// The content type of a stream of JSON values, one per line.
     package static let ndjsonContentType = "application/x-ndjson"
 
+    /// `value` as JSON text, keys sorted.
+    package static func text(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
     /// Appends `value` as one line of JSON to `buffer`, keys sorted.
     package static func appendLine(_ value: some Encodable, to buffer: inout ByteBuffer) throws {
         buffer.writeBytes(try encoder.encode(value))

@@ -54,22 +54,15 @@ package struct LiveRatings: Sendable {
     /// The reply to a message: the new rating, or the error that rolled the message back, as
     /// JSON text.
     package func reply(to result: Result<Rating, any Error>, requestID: String, logger: Logger) -> String {
-        var buffer = ByteBuffer()
         do {
             switch result {
             case .success(let rating):
-                try JSONResponse.appendLine(rating, to: &buffer)
+                return try JSONResponse.text(rating)
             case .failure(let error):
-                let error = APIError(error, logger: logger)
-                let body = ErrorBody(
-                    error: .init(code: error.code, message: error.message, field: error.field),
-                    requestID: requestID
-                )
-                try JSONResponse.appendLine(body, to: &buffer)
+                return try JSONResponse.text(APIError(error, logger: logger).body(requestID: requestID))
             }
         } catch {
             return #"{"error":{"code":"internal_error","message":"The reply could not be encoded."}}"#
         }
-        return String(buffer: buffer).trimmingCharacters(in: .newlines)
     }
 }
