@@ -164,7 +164,7 @@ package enum CatalogServer {
                         webSocketResponder: webSocketResponder,
                         configuration: .init(http1: configuration.http1)
                     ),
-                    timeout: configuration.http1.idleTimeout
+                    timeout: configuration.idleTimeout
                 )
             },
             configuration: configuration.server,

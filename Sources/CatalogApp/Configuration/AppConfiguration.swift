@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 package import Logging
+import NIOCore
 import Scoped
 import ScopedSQLite
 import SystemPackage
@@ -57,6 +58,9 @@ package struct AppConfiguration: Sendable {
 
     /// Seconds a connection may stay idle when the profile does not say.
     static let defaultIdleTimeout = 60.0
+
+    /// How long a connection may stay idle: `http.idleTimeout`, which loading always sets.
+    var idleTimeout: TimeAmount { http1.idleTimeout ?? .milliseconds(Int64(Self.defaultIdleTimeout * 1000)) }
 
     /// Loads the profile named by `APP_ENV` (default `development`) from `CONFIG_DIR` (default
     /// `Config`), with `environment` over it.

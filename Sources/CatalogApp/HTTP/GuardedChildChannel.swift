@@ -7,13 +7,13 @@ import NIOCore
 /// pipeline.
 struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     let base: Base
-    /// How long the first request head may take; 30 s when `nil`.
-    let timeout: TimeAmount?
+    /// How long the first request head may take.
+    let timeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Base.Value> {
         base.setup(channel: channel, logger: logger)
             .flatMapThrowing { value in
-                try channel.pipeline.syncOperations.addHandler(FirstRequestGuard(timeout: timeout ?? .seconds(30)))
+                try channel.pipeline.syncOperations.addHandler(FirstRequestGuard(timeout: timeout))
                 return value
             }
     }
