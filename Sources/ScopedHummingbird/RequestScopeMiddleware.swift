@@ -70,13 +70,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
                 values.requestID = CurrentRequestID.value ?? context.id
                 try update(&values, request, context)
             }
-        var response: Response
-        do {
-            response = try await scope.run { try await next(request, context) }
-        } catch {
-            try? await scope.close(ScopeOutcome(endingWith: error))
-            throw error
-        }
+        var response = try await scope.runClosingOnFailure { try await next(request, context) }
         response.body = try await ScopeBoundBody.bind(response.body, to: scope)
         return response
     }

@@ -22,12 +22,7 @@ enum ScopeBoundBody {
     static func bind(_ body: ResponseBody, to scope: Scope) async throws -> ResponseBody {
         guard let length = body.contentLength, length <= bufferedLimit else { return wrap(body, closing: scope) }
         let collected = Collected()
-        do {
-            try await scope.run { try await body.write(Collector(collected: collected)) }
-        } catch {
-            try? await scope.close(ScopeOutcome(endingWith: error))
-            throw error
-        }
+        try await scope.runClosingOnFailure { try await body.write(Collector(collected: collected)) }
         try await scope.close(.success)
         return collected.buffer.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
     }
@@ -58,13 +53,11 @@ enum ScopeBoundBody {
     static func wrap(_ body: ResponseBody, closing scope: Scope) -> ResponseBody {
         ResponseBody(contentLength: body.contentLength) { writer in
             let progress = Progress()
-            do {
-                try await scope.run {
-                    try await body.write(Writer(base: writer, scope: scope, progress: progress))
-                }
-            } catch {
-                try? await scope.close(progress.connectionFailed ? .cancelled : ScopeOutcome(endingWith: error))
-                throw error
+            // A write the connection refused means the client went away.
+            try await scope.runClosingOnFailure(outcome: {
+                progress.connectionFailed ? .cancelled : ScopeOutcome(endingWith: $0)
+            }) {
+                try await body.write(Writer(base: writer, scope: scope, progress: progress))
             }
             // A body that returned without finishing (it should not) still closes its scope.
             try await scope.close(.success)
