@@ -58,11 +58,10 @@ struct CatalogExportTests {
     /// The server's statistics once no other scope is open and no connection is leased, or
     /// as they are after a second.
     private func settledStatistics(_ client: some TestClientProtocol) async throws -> ServerStatistics {
-        let start = ContinuousClock.now
         var stats = try await statistics(client)
-        while stats.otherOpenScopes != 0 || stats.database.leased != 0, ContinuousClock.now - start < .seconds(1) {
-            try await Task.sleep(for: .milliseconds(10))
+        _ = try await eventually(within: .seconds(1)) {
             stats = try await statistics(client)
+            return stats.otherOpenScopes == 0 && stats.database.leased == 0
         }
         return stats
     }

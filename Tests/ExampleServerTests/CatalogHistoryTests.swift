@@ -41,9 +41,9 @@ struct CatalogHistoryTests {
                 #expect($0.status == .noContent)
             }
             var recorded: [MovieChange] = []
-            let start = ContinuousClock.now
-            while recorded.count < 3, ContinuousClock.now - start < .seconds(5) {
+            _ = try await eventually {
                 recorded = try await changes(client, movieID: movie.id)
+                return recorded.count >= 3
             }
             #expect(recorded.map(\.action) == [.created, .replaced, .deleted])
             #expect(recorded.map(\.requestID) == ["create-1", "replace-1", "delete-1"])

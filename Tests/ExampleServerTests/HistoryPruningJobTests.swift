@@ -61,11 +61,7 @@ struct HistoryPruningJobTests {
         // Entries added while the job runs are pruned by a later run.
         for _ in 1...2 {
             try await addEntries(folder, count: 4, changedAt: "2000-01-01T00:00:00.000Z")
-            let start = ContinuousClock.now
-            while try await entryCount(folder) > 0, ContinuousClock.now - start < .seconds(5) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            #expect(try await entryCount(folder) == 0)
+            #expect(try await eventually { try await entryCount(folder) == 0 })
         }
 
         await group.triggerGracefulShutdown()
