@@ -42,17 +42,12 @@ public func handOff(
     // find the root drained.
     let scope = Scope(childOf: .current) { _ in }
     return Task {
-        try await scope.run {
-            do {
-                try await withTimeout(timeout, operation)
-            } catch {
-                let outcome: ScopeOutcome =
-                    if case ScopedError.timedOut = error { .cancelled } else { ScopeOutcome(endingWith: error) }
-                try? await scope.close(outcome)
-                throw error
-            }
-            try await scope.close(.success)
+        try await scope.runClosingOnFailure(outcome: { error in
+            if case ScopedError.timedOut = error { .cancelled } else { ScopeOutcome(endingWith: error) }
+        }) {
+            try await withTimeout(timeout, operation)
         }
+        try await scope.close(.success)
     }
 }
 
