@@ -13,6 +13,12 @@ let package = Package(
         .library(name: "ScopedHummingbirdWebSocket", targets: ["ScopedHummingbirdWebSocket"]),
         .executable(name: "ExampleServer", targets: ["ExampleServer"]),
     ],
+    // Spans and metrics for service builds, closes and scopes (swift-distributed-tracing and
+    // swift-metrics, both API-only). Disabling the trait compiles them out of the core.
+    traits: [
+        .trait(name: "Instrumentation", description: "Traces and metrics for service builds, closes and scopes."),
+        .default(enabledTraits: ["Instrumentation"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
@@ -24,6 +30,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.9.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
     ],
     targets: [
         .macro(
@@ -33,7 +42,18 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
-        .target(name: "Scoped", dependencies: ["ScopedMacros"]),
+        .target(
+            name: "Scoped",
+            dependencies: [
+                "ScopedMacros",
+                .product(
+                    name: "Tracing",
+                    package: "swift-distributed-tracing",
+                    condition: .when(traits: ["Instrumentation"])
+                ),
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Instrumentation"])),
+            ]
+        ),
         .target(name: "ScopedTesting", dependencies: ["Scoped"]),
         .systemLibrary(
             name: "CSQLite",
@@ -141,7 +161,15 @@ let package = Package(
             ],
             path: "Tests/ScopedTestSupport"
         ),
-        .testTarget(name: "ScopedTests", dependencies: ["Scoped", "ScopedTestSupport"]),
+        .testTarget(
+            name: "ScopedTests",
+            dependencies: [
+                "Scoped",
+                "ScopedTestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
         .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting", "ScopedTestSupport"]),
         .testTarget(

@@ -23,12 +23,21 @@ public enum ScopeOutcome: Sendable, CustomStringConvertible {
         return false
     }
 
+    /// The outcome's case name, without the error: `success`, `failure` or `cancelled`; what
+    /// metrics and spans record.
+    public var name: String {
+        switch self {
+        case .success: "success"
+        case .failure: "failure"
+        case .cancelled: "cancelled"
+        }
+    }
+
     /// A description for logs and error messages.
     public var description: String {
         switch self {
-        case .success: "success"
         case .failure(let error): "failure(\(error))"
-        case .cancelled: "cancelled"
+        default: name
         }
     }
 }

@@ -29,12 +29,15 @@ public final class ScopeRoot: Sendable {
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
     ///     operation threw its own error, or because the scope had already ended; by default
     ///     they are printed to standard error.
+    ///   - instrumentation: where the spans and metrics of its scopes and services go; by
+    ///     default the tracer and metrics factory bootstrapped when the root is created.
     ///   - configure: sets the root's values.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         try self.init(
@@ -43,21 +46,29 @@ public final class ScopeRoot: Sendable {
             requirements: requirements,
             variants: variants,
             onCloseError: onCloseError,
+            instrumentation: instrumentation,
             configure: configure
         )
     }
 
     /// Creates a root whose values are all defaults.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:configure:)`` for the parameters.
+    /// See ``init(services:requirements:variants:onCloseError:instrumentation:configure:)`` for
+    /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
-        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil
+        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
-        self.init(services: services, requirements: requirements, variants: variants, onCloseError: onCloseError) { _ in
-        }
+        self.init(
+            services: services,
+            requirements: requirements,
+            variants: variants,
+            onCloseError: onCloseError,
+            instrumentation: instrumentation
+        ) { _ in }
     }
 
     /// Creates a root that starts from `base`: a test passes `ScopedValues.current` to keep
@@ -68,6 +79,7 @@ public final class ScopeRoot: Sendable {
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         try self.init(
@@ -76,7 +88,8 @@ public final class ScopeRoot: Sendable {
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 variants: variants,
                 onCloseError: onCloseError ?? ScopeRegistry.printCloseError,
-                observer: base.node.observer
+                observer: base.node.observer,
+                instrumentation: instrumentation
             ),
             base: base,
             configure: configure

@@ -173,7 +173,12 @@ package final class ScopeContext: Sendable {
         let start = K.lifetime == .app ? ContinuousClock.now : nil
         do {
             value = try await ConstructionChain.$current.withValue(chain) {
-                try await Self.withCurrent(node) { try await K.makeValue() }
+                try await Self.withCurrent(node) {
+                    #if Instrumentation
+                    if let instruments = registry.instruments { return try await instruments.build(key, K.makeValue) }
+                    #endif
+                    return try await K.makeValue()
+                }
             }
             if let start { registry.dependencies.appServiceBuilt(.init(key), in: ContinuousClock.now - start) }
         } catch {
@@ -247,7 +252,7 @@ package final class ScopeContext: Sendable {
         while let (key, box, order) = Self.newest(in: entries, before: previous) {
             previous = order
             do {
-                try await Self.withCurrent(node) { try await key.close(erased: box, outcome: outcome) }
+                try await Self.withCurrent(node) { try await close(key, erased: box, outcome: outcome) }
             } catch {
                 failures.append(ScopeCloseError.Failure(entry: key.name, error: error))
             }
@@ -263,11 +268,30 @@ package final class ScopeContext: Sendable {
     /// close-error handler.
     nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
         let failures = await close(outcome)
+        #if Instrumentation
+        registry.instruments?.scopeEnded(outcome)
+        #endif
         root.scopeClosed()
         guard !failures.isEmpty else { return }
         let error = ScopeCloseError(failures: failures, outcome: outcome)
         guard outcome.isSuccess else { return registry.onCloseError(error) }
         throw error
+    }
+
+    /// Closes a built service, in a span when instrumentation is on.
+    nonisolated(nonsending) private func close<K: ScopedServiceKey>(
+        _ key: K.Type,
+        erased box: AnyValueBox,
+        outcome: ScopeOutcome
+    ) async throws {
+        #if Instrumentation
+        if let instruments = registry.instruments {
+            return try await instruments.close(key, outcome: outcome) {
+                try await key.close(erased: box, outcome: outcome)
+            }
+        }
+        #endif
+        try await key.close(erased: box, outcome: outcome)
     }
 
     /// Runs `body` with `node` as the current scope's values.
@@ -298,6 +322,9 @@ package final class ScopeContext: Sendable {
 
     /// Counts a scope opened on this root.
     package func scopeOpened() {
+        #if Instrumentation
+        registry.instruments?.scopeOpened()
+        #endif
         openScopes.wrappingAdd(1, ordering: .relaxed)
     }
 

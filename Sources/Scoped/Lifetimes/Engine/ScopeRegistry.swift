@@ -37,19 +37,28 @@ package final class ScopeRegistry: Sendable {
     package let observer: DefaultReadObserver?
     /// Which service read which while it was built.
     package let dependencies = DependencyRecorder()
+    #if Instrumentation
+    /// Where spans and metrics go; `nil` when nothing is installed, so that recording costs a
+    /// `nil` check.
+    let instruments: Instruments?
+    #endif
 
     package init(
         services: [Service] = [],
         requirements: [Requirement] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError,
-        observer: DefaultReadObserver? = nil
+        observer: DefaultReadObserver? = nil,
+        instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
         self.services = services
         self.requirements = requirements
         self.variants = variants
         self.onCloseError = onCloseError
         self.observer = observer
+        #if Instrumentation
+        self.instruments = instrumentation.makeInstruments()
+        #endif
     }
 
     /// Writes a close failure to standard error: the default when no handler is given.

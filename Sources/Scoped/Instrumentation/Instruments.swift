@@ -1,0 +1,152 @@
+#if Instrumentation
+import CoreMetrics
+import Synchronization
+import Tracing
+
+/// The spans and metrics of one root's scopes and services, created once per root (and per
+/// entry), so that a build or a close only records.
+final class Instruments: Sendable {
+    /// The metrics of one service entry.
+    private struct EntryMetrics: Sendable {
+        let builds: Counter
+        let buildSeconds: Timer
+        let closes: Counter
+        let closeFailures: Counter
+    }
+
+    /// The metrics of the scopes opened on the root.
+    private struct ScopeMetrics: Sendable {
+        let open: Meter
+        let succeeded: Counter
+        let failed: Counter
+        let cancelled: Counter
+
+        init(factory: any MetricsFactory) {
+            open = Meter(label: "scoped_scopes_open", factory: factory)
+            let outcome = { (name: String) in
+                Counter(label: "scoped_scopes_total", dimensions: [("outcome", name)], factory: factory)
+            }
+            succeeded = outcome("success")
+            failed = outcome("failure")
+            cancelled = outcome("cancelled")
+        }
+    }
+
+    private let tracer: (any Tracer)?
+    private let metricsFactory: (any MetricsFactory)?
+    private let scopeMetrics: ScopeMetrics?
+    private let entryMetrics = Mutex<[ObjectIdentifier: EntryMetrics]>([:])
+
+    init(tracer: (any Tracer)?, metricsFactory: (any MetricsFactory)?) {
+        self.tracer = tracer
+        self.metricsFactory = metricsFactory
+        self.scopeMetrics = metricsFactory.map(ScopeMetrics.init)
+    }
+
+    /// Counts a scope opened on the root.
+    func scopeOpened() {
+        scopeMetrics?.open.increment()
+    }
+
+    /// Counts a scope on the root as ended with `outcome`.
+    func scopeEnded(_ outcome: ScopeOutcome) {
+        guard let scopeMetrics else { return }
+        scopeMetrics.open.decrement()
+        switch outcome {
+        case .success: scopeMetrics.succeeded.increment()
+        case .failure: scopeMetrics.failed.increment()
+        case .cancelled: scopeMetrics.cancelled.increment()
+        }
+    }
+
+    /// Runs `build`, the construction of the service `key`, in a `scoped.build` span, and
+    /// counts and times it.
+    nonisolated(nonsending) func build<K: ScopedServiceKey, Value>(
+        _ key: K.Type,
+        _ build: () async throws -> Value
+    ) async throws -> Value {
+        let start = metricsFactory == nil ? nil : ContinuousClock.now
+        let value = try await inSpan("scoped.build", key, outcome: nil, build)
+        if let start, let metrics = metrics(for: key) {
+            metrics.builds.increment()
+            let (seconds, attoseconds) = (ContinuousClock.now - start).components
+            metrics.buildSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        }
+        return value
+    }
+
+    /// Runs `close`, the close of the service `key` told `outcome`, in a `scoped.close` span,
+    /// and counts it, and its failure.
+    nonisolated(nonsending) func close<K: ScopedServiceKey>(
+        _ key: K.Type,
+        outcome: ScopeOutcome,
+        _ close: () async throws -> Void
+    ) async throws {
+        let metrics = metrics(for: key)
+        do {
+            try await inSpan("scoped.close", key, outcome: outcome, close)
+            metrics?.closes.increment()
+        } catch {
+            metrics?.closes.increment()
+            metrics?.closeFailures.increment()
+            throw error
+        }
+    }
+
+    nonisolated(nonsending) private func inSpan<K: ScopedServiceKey, Value>(
+        _ name: String,
+        _ key: K.Type,
+        outcome: ScopeOutcome?,
+        _ operation: () async throws -> Value
+    ) async throws -> Value {
+        guard let tracer else { return try await operation() }
+        let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
+        defer { span.end() }
+        span.attributes["scoped.entry"] = K.name
+        span.attributes["scoped.lifetime"] = K.lifetime.rawValue
+        if let outcome { span.attributes["scoped.outcome"] = outcome.name }
+        do {
+            // Services built while this one builds (its dependencies) nest under its span.
+            return try await ServiceContext.$current.withValue(span.context) { try await operation() }
+        } catch {
+            span.recordError(error)
+            span.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    /// The metrics of the entry `key`, created on its first build or close.
+    private func metrics<K: ScopedServiceKey>(for key: K.Type) -> EntryMetrics? {
+        guard let metricsFactory else { return nil }
+        return entryMetrics.withLock { cache in
+            if let metrics = cache[ObjectIdentifier(key)] { return metrics }
+            let entry = ("entry", K.name)
+            let lifetime = ("lifetime", K.lifetime.rawValue)
+            let metrics = EntryMetrics(
+                builds: Counter(
+                    label: "scoped_service_builds_total",
+                    dimensions: [entry, lifetime],
+                    factory: metricsFactory
+                ),
+                buildSeconds: Timer(
+                    label: "scoped_service_build_seconds",
+                    dimensions: [entry],
+                    factory: metricsFactory
+                ),
+                closes: Counter(
+                    label: "scoped_service_closes_total",
+                    dimensions: [entry, lifetime],
+                    factory: metricsFactory
+                ),
+                closeFailures: Counter(
+                    label: "scoped_service_close_failures_total",
+                    dimensions: [entry],
+                    factory: metricsFactory
+                )
+            )
+            cache[ObjectIdentifier(key)] = metrics
+            return metrics
+        }
+    }
+}
+#endif
