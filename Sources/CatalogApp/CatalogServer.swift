@@ -19,14 +19,23 @@ package enum CatalogServer {
     /// - Parameters:
     ///   - configuration: the loaded profile.
     ///   - base: the values the root starts from; tests pass their test scope's values.
+    ///   - instrumentation: where the root reports spans and metrics; by default the tracer
+    ///     bootstrapped and the process's Prometheus registry.
     /// - Returns: the root, not yet validated.
     /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` for a repository variant
     ///   that was not registered.
-    static func makeRoot(_ configuration: AppConfiguration, base: ScopedValues = ScopedValues()) throws -> ScopeRoot {
-        try ScopeRoot(
+    static func makeRoot(
+        _ configuration: AppConfiguration,
+        base: ScopedValues = ScopedValues(),
+        instrumentation: ScopeInstrumentation? = nil
+    ) throws -> ScopeRoot {
+        // The root reports its scopes and services to the metrics backend bootstrapped now.
+        PrometheusBackend.bootstrap()
+        return try ScopeRoot(
             startingFrom: base,
             services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self],
-            variants: CatalogVariants.make()
+            variants: CatalogVariants.make(),
+            instrumentation: instrumentation ?? .bootstrapped
         ) { values in
             values.sqliteConfiguration = configuration.database
             // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
@@ -53,8 +62,8 @@ package enum CatalogServer {
         }
     }
 
-    /// The router: a request ID, a log line, an API error and a request scope around every
-    /// route; the catalog, health, OpenAPI and debug routes.
+    /// The router: a request ID, metrics, a trace span, a log line, an API error and a request
+    /// scope around every route; the catalog, health, metrics, OpenAPI and debug routes.
     ///
     /// - Returns: the router and the table of the routes it serves.
     static func makeRouter(
@@ -65,6 +74,11 @@ package enum CatalogServer {
         let table = RouteTable()
         let ignoredOverride = Mutex(false)
         router.add(middleware: RequestIDMiddleware())
+        // Inside the request-ID middleware, which turns errors into responses, and outside the
+        // API error middleware: a failed request reaches them as an `APIError`, which carries
+        // its status, so a 404 is counted and traced as a 404 and its error is recorded.
+        router.add(middleware: MetricsMiddleware())
+        router.add(middleware: TracingMiddleware())
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
         router.add(
@@ -83,6 +97,14 @@ package enum CatalogServer {
         )
         let routes = RouteRecorder(router: router, table: table)
         routes.on(.get, "/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        // Every profile: counts and durations, no secrets.
+        routes.on(.get, "/metrics") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: PrometheusBackend.exposition()))
+            )
+        }
         let openAPIDocument = ByteBuffer(string: OpenAPIDocument.json)  // encoded once, not per request
         routes.on(.get, "/openapi.json") { _, _ in
             Response(

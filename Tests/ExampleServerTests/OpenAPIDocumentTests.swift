@@ -90,6 +90,7 @@ struct OpenAPIDocumentTests {
     /// status the document lists, and a JSON body with the keys its schema requires.
     @Test(arguments: [
         ("get", "/health", "/health", nil as String?, 200),
+        ("get", "/metrics", "/metrics", nil, 200),
         ("get", "/openapi.json", "/openapi.json", nil, 200),
         ("get", "/movies", "/movies?limit=2", nil, 200),
         ("get", "/movies", "/movies?limit=0", nil, 400),

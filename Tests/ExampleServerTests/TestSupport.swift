@@ -38,6 +38,7 @@ func loadConfiguration(
 /// - Parameters:
 ///   - configuration: the loaded profile.
 ///   - logger: the server's logger; by default one that logs warnings to standard error.
+///   - instrumentation: where the root reports spans and metrics; by default the process's.
 /// - Returns: the application and its root, which the test shuts down.
 /// - Throws: what validation or seeding throws.
 func makeApplication(
@@ -46,9 +47,10 @@ func makeApplication(
         var logger = Logger(label: "test")
         logger.logLevel = .warning
         return logger
-    }()
+    }(),
+    instrumentation: ScopeInstrumentation? = nil
 ) async throws -> (some ApplicationProtocol, ScopeRoot) {
-    let root = try CatalogServer.makeRoot(configuration, base: .current)
+    let root = try CatalogServer.makeRoot(configuration, base: .current, instrumentation: instrumentation)
     try await CatalogServer.prepare(root, configuration: configuration, logger: logger)
     return (CatalogServer.makeApplication(root: root, configuration: configuration, logger: logger), root)
 }

@@ -37,6 +37,19 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/metrics": {
+              "get": {
+                "operationId": "metrics",
+                "summary": "The server's metrics in the Prometheus text format: requests, scopes and service builds.",
+                "responses": {
+                  "200": {
+                    "description": "Every metric of the process.",
+                    "headers": { "X-Request-ID": { "$ref": "#/components/headers/RequestID" } },
+                    "content": { "text/plain": { "schema": { "type": "string" } } }
+                  }
+                }
+              }
+            },
             "/openapi.json": {
               "get": {
                 "operationId": "openAPIDocument",
