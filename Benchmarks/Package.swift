@@ -2,11 +2,16 @@
 import PackageDescription
 
 // Scoped side by side with its peers, in one process: `swift run -c release ScopedBenchmarks`.
+//
+// `SCOPED_INSTRUMENTATION=off` builds Scoped with its `Instrumentation` trait disabled, spans
+// and metrics compiled out; Benchmarks/instrumentation.sh builds both and compares them.
+let instrumented = Context.environment["SCOPED_INSTRUMENTATION"] != "off"
+
 let package = Package(
     name: "ScopedBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Scoped", path: ".."),
+        .package(name: "Scoped", path: "..", traits: instrumented ? [.defaults] : []),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Load benchmark: GET /movies/{id} on three servers, release builds, on loopback, with wrk
+# Load benchmark: GET /movies/{id} on four servers, release builds, on loopback, with wrk
 # (Debian package `wrk`). Bounded: DURATION seconds per run (default 10).
-#   - ExampleServer: every request in a Scoped request scope, the session a scope service.
+#   - ExampleServer with METRICS_ENABLED=false: every request in a Scoped request scope, the
+#     session a scope service; a trace span per request with no tracer bootstrapped.
 #   - HandWiredCatalog (root package, Benchmarks/HandWiredCatalog): the same middleware,
-#     request IDs, routing, JSON encoding and one SQLite transaction per request, with the
-#     session and repository passed by hand. The pair isolates what Scoped costs.
+#     request IDs, tracing middleware, routing, JSON encoding and one SQLite transaction per
+#     request, with the session and repository passed by hand. The pair isolates what Scoped
+#     costs.
+#   - ExampleServer as shipped: the same with metrics collected into its Prometheus registry
+#     (Hummingbird's MetricsMiddleware and the root's metrics). Against the first, what
+#     collecting metrics costs.
 #   - MinimalCatalog (this package): no middleware and no scope, the smallest possible server.
 # Usage: bash Benchmarks/load.sh
 set -euo pipefail
@@ -29,30 +34,40 @@ wait_for() {
 }
 
 # The example server, development profile: it creates and seeds its database.
-APP_ENV=development DATABASE_PATH="$workdir/scoped.sqlite" HTTP_PORT=18101 \
+APP_ENV=development METRICS_ENABLED=false DATABASE_PATH="$workdir/scoped.sqlite" HTTP_PORT=18101 \
     .build/release/ExampleServer >"$workdir/scoped.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18101/movies/1
 # The other servers read copies of the same seeded file (with its WAL, which holds the seeded
 # rows until a checkpoint).
-for name in handwired minimal; do
+for name in handwired minimal metrics; do
     for file in "$workdir"/scoped.sqlite*; do cp "$file" "${file/scoped.sqlite/$name.sqlite}"; done
 done
 DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18102 .build/release/HandWiredCatalog >"$workdir/handwired.log" 2>&1 &
 pids+=($!)
 DATABASE_PATH="$workdir/minimal.sqlite" HTTP_PORT=18103 Benchmarks/.build/release/MinimalCatalog >"$workdir/minimal.log" 2>&1 &
 pids+=($!)
+APP_ENV=development DATABASE_PATH="$workdir/metrics.sqlite" HTTP_PORT=18104 \
+    .build/release/ExampleServer >"$workdir/metrics.log" 2>&1 &
+pids+=($!)
 wait_for http://127.0.0.1:18102/movies/1
 wait_for http://127.0.0.1:18103/movies/1
-for port in 18101 18102 18103; do
+wait_for http://127.0.0.1:18104/movies/1
+for port in 18101 18102 18103 18104; do
     [ "$(curl -fsS "http://127.0.0.1:$port/movies/1")" = "$(curl -fsS http://127.0.0.1:18101/movies/1)" ] \
         || { echo "the servers answer GET /movies/1 differently"; exit 1; }
 done
 
 run() {
-    local name=$1 port=$2
-    local out
+    local name=$1 port=$2 scrape=${3:-}
+    local out scraper=
+    # A Prometheus scrape of /metrics every second while the load runs (15 s is the usual).
+    if [ -n "$scrape" ]; then
+        (while true; do curl -fsS -o /dev/null "http://127.0.0.1:$port/metrics"; sleep 1; done) &
+        scraper=$!
+    fi
     out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/movies/1")
+    [ -z "$scraper" ] || kill "$scraper" 2>/dev/null || true
     local rps p99
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
     p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
@@ -63,6 +78,7 @@ echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) 
 echo "|---|---:|---:|"
 for round in $(seq 1 "$rounds"); do
     run "HandWiredCatalog: same stack, session passed by hand (round $round)" 18102
-    run "ExampleServer: Scoped request scope (round $round)" 18101
+    run "ExampleServer, metrics off: Scoped request scope (round $round)" 18101
+    run "ExampleServer, metrics collected into Prometheus, scraped every second (round $round)" 18104 scrape
     run "MinimalCatalog: no middleware, no scope (round $round)" 18103
 done

@@ -30,6 +30,8 @@ enum HandWiredCatalog {
         let router = Router()
         let table = RouteTable()
         router.add(middleware: RequestIDMiddleware())
+        // As ExampleServer with `METRICS_ENABLED=false`: a trace span per request, no backend.
+        router.add(middleware: TracingMiddleware())
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
         RouteRecorder(router: router, table: table)

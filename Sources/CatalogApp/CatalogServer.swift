@@ -30,7 +30,7 @@ package enum CatalogServer {
         instrumentation: ScopeInstrumentation? = nil
     ) throws -> ScopeRoot {
         // The root reports its scopes and services to the metrics backend bootstrapped now.
-        PrometheusBackend.bootstrap()
+        if configuration.metricsEnabled { PrometheusBackend.bootstrap() }
         return try ScopeRoot(
             startingFrom: base,
             services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self],
@@ -77,7 +77,7 @@ package enum CatalogServer {
         // Inside the request-ID middleware, which turns errors into responses, and outside the
         // API error middleware: a failed request reaches them as an `APIError`, which carries
         // its status, so a 404 is counted and traced as a 404 and its error is recorded.
-        router.add(middleware: MetricsMiddleware())
+        if configuration.metricsEnabled { router.add(middleware: MetricsMiddleware()) }
         router.add(middleware: TracingMiddleware())
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))

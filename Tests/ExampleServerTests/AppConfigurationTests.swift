@@ -38,6 +38,8 @@ struct AppConfigurationTests {
         #expect(configuration.http1.idleTimeout == .seconds(30))
         #expect(!configuration.debugRoutes)
         #expect(!configuration.seed)
+        // Metrics hold no secrets: every profile collects them.
+        #expect(configuration.metricsEnabled)
     }
 
     @Test func environmentVariablesOverrideTheFile() async throws {
@@ -49,6 +51,11 @@ struct AppConfigurationTests {
         #expect(configuration.server.address == .hostname("127.0.0.2", port: 9999))
         #expect(configuration.http1.idleTimeout == .milliseconds(2500))
         #expect(configuration.database.path == "/tmp/x.sqlite")
+        #expect(configuration.metricsEnabled)
+        let withoutMetrics = try await AppConfiguration.load(environment: [
+            "CONFIG_DIR": repositoryConfigFolder, "METRICS_ENABLED": "false",
+        ])
+        #expect(!withoutMetrics.metricsEnabled)
     }
 
     @Test(arguments: [
@@ -58,6 +65,7 @@ struct AppConfigurationTests {
         (["HTTP_IDLE_TIMEOUT": "0"], "http.idleTimeout", "environment variable HTTP_IDLE_TIMEOUT"),
         (["DATABASE_SYNCHRONOUS": "sometimes"], "database.synchronous", "environment variable DATABASE_SYNCHRONOUS"),
         (["CATALOG_REPOSITORY": "postgres"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
+        (["METRICS_ENABLED": "sometimes"], "metrics.enabled", "environment variable METRICS_ENABLED"),
     ])
     func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String)
         async throws

@@ -52,6 +52,9 @@ package struct AppConfiguration: Sendable {
     /// Whether the debug routes (`/debug/scope`, `/debug/echo`, `/debug/stats`) are served;
     /// never in production.
     var debugRoutes: Bool
+    /// Whether metrics are collected (Hummingbird's `MetricsMiddleware` and the root's, into
+    /// the Prometheus registry `GET /metrics` renders); on unless `metrics.enabled` is false.
+    var metricsEnabled: Bool
     /// How long a graceful shutdown waits for requests in flight.
     var shutdownTimeout: Duration
     package var logLevel: Logger.Level
@@ -113,6 +116,7 @@ package struct AppConfiguration: Sendable {
             },
             overrideRule: nil,
             debugRoutes: try values.bool("debug.routes", default: false),
+            metricsEnabled: try values.bool("metrics.enabled", default: true),
             shutdownTimeout: .seconds(try values.int("shutdown.timeout", default: 10, in: 0...3600)),
             logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) }
         )

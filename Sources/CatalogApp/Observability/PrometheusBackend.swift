@@ -6,12 +6,14 @@ import Prometheus
 ///
 /// swift-metrics allows one bootstrap per process, and a root takes its metrics factory when it
 /// is created, so ``bootstrap()`` runs before the server builds its root; every root and every
-/// server of the process (tests build many) then report into the one registry.
+/// server of the process (tests build many) then report into the one registry. With
+/// `metrics.enabled` off it never runs: nothing is collected and `GET /metrics` is empty.
 enum PrometheusBackend {
-    /// The registry every metric of the process is in, bootstrapped on first use.
-    static var registry: PrometheusCollectorRegistry { bootstrapped }
+    /// The registry every metric of the process is in once ``bootstrap()`` has run.
+    static let registry = PrometheusCollectorRegistry()
 
-    /// Every metric of the process in the Prometheus text format (version 0.0.4).
+    /// Every metric of the process in the Prometheus text format (version 0.0.4); nothing
+    /// before ``bootstrap()``.
     static func exposition() -> [UInt8] {
         registry.emitToBuffer()
     }
@@ -21,8 +23,7 @@ enum PrometheusBackend {
         _ = bootstrapped
     }
 
-    private static let bootstrapped: PrometheusCollectorRegistry = {
-        let registry = PrometheusCollectorRegistry()
+    private static let bootstrapped: Void = {
         var factory = PrometheusMetricsFactory(registry: registry)
         // Hummingbird names its metrics and their labels OpenTelemetry-style
         // (`http.server.request.duration`); Prometheus names allow no dots.
@@ -35,7 +36,6 @@ enum PrometheusBackend {
             .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
         ]
         MetricsSystem.bootstrap(factory)
-        return registry
     }()
 
     /// `name` with every character Prometheus does not allow in a name replaced by `_`.
