@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.6.0"),
     ],
     targets: [
         .target(name: "MallocCounter"),
@@ -30,7 +32,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
                 .product(name: "Swinject", package: "Swinject"),
-            ]
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+            ],
+            // The rows with a metrics backend or a tracer exist only where Scoped has them.
+            swiftSettings: instrumented ? [.define("SCOPED_INSTRUMENTATION")] : []
         ),
         // The smallest server that answers `GET /movies/{id}`: no middleware, no scope.
         .executableTarget(

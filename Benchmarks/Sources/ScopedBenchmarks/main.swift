@@ -6,7 +6,9 @@ let filter = CommandLine.arguments.dropFirst().first
 
 /// Measures the workloads inside a task, as a request handler runs, and formats the table.
 func runBenchmarks(filter: String?) async -> [String] {
-    let workloads = (coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + ((try? sqliteWorkloads()) ?? []))
+    let workloads =
+        (coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + instrumentationWorkloads()
+        + ((try? sqliteWorkloads()) ?? []))
         .filter {
             filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!)
         }

@@ -1,0 +1,52 @@
+#if SCOPED_INSTRUMENTATION
+import InMemoryTracing
+import Prometheus
+import Scoped
+
+/// The request-scope row with a backend installed: what a root's spans and metrics cost when
+/// something records them (the rows without one compare against the build without them,
+/// Benchmarks/instrumentation.sh).
+func instrumentationWorkloads() -> [Workload] {
+    let prometheus = ScopeRoot(
+        instrumentation: ScopeInstrumentation(
+            metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
+        )
+    ) { $0.benchRepository = LiveBenchRepository() }
+    let tracer = InMemoryTracer()
+    let traced = ScopeRoot(instrumentation: ScopeInstrumentation(tracer: tracer)) {
+        $0.benchRepository = LiveBenchRepository()
+    }
+    let scoped = ScopedController()
+    let requestScope = { (root: ScopeRoot, n: Int) in
+        var sum = 0
+        for _ in 0..<n {
+            sum &+=
+                (try? await root.withScope({
+                    $0.benchRepository = MockBenchRepository()
+                    $0.benchRequestID = "request"
+                }) {
+                    _ = try await ScopedValues.current[RequestResourceKey.self]
+                    return scoped.count()
+                }) ?? 0
+        }
+        return sum
+    }
+    return [
+        Workload(
+            group: "request scope",
+            name: "Scoped root.withScope: the same, metrics into a Prometheus registry"
+        ) { n in await requestScope(prometheus, n) },
+        Workload(
+            group: "request scope",
+            name: "Scoped root.withScope: the same, spans into InMemoryTracer"
+        ) { n in
+            let sum = await requestScope(traced, n)
+            tracer.clearAll()
+            return sum
+        },
+    ]
+}
+#else
+/// No rows: Scoped is built without instrumentation.
+func instrumentationWorkloads() -> [Workload] { [] }
+#endif
