@@ -5,7 +5,7 @@ import CSQLite
 /// Internal: clients reach it only through a borrowed ``SQLiteTransaction`` or a ``SQLiteSession``.
 ///
 /// `@unchecked Sendable`: it is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be used by
-/// two tasks at once. Its ``AsyncPool`` makes that true: a connection is leased to one holder
+/// two tasks at once. Its `AsyncPool` (in the core) makes that true: a connection is leased to one holder
 /// at a time (a session, which serializes its own statements, or a `read`/`write` call) and
 /// taken back before it is leased again; nothing outside this module can hold one.
 final class SQLiteConnection: @unchecked Sendable {

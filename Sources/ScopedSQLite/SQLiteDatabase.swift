@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Scoped
 
 /// A SQLite database file in WAL mode: one writer connection and a pool of readers.
 ///
@@ -45,8 +46,8 @@ public final class SQLiteDatabase: Sendable {
                 try Self.open(path, flags: SQLITE_OPEN_READONLY, configuration: configuration, isWriter: false)
             )
         }
-        writers = AsyncPool([writer])
-        readerPool = AsyncPool(readers)
+        writers = AsyncPool([writer], closedError: SQLiteDatabaseClosedError.init)
+        readerPool = AsyncPool(readers, closedError: SQLiteDatabaseClosedError.init)
     }
 
     private static func open(

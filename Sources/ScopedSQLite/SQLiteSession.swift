@@ -24,7 +24,7 @@ public final class SQLiteSession: Sendable {
     public let mode: SQLiteTransactionMode
     private let lease = Mutex<Lease?>(nil)
     /// Serializes the session's statements: one permit.
-    private let turn = AsyncPool<Int>([0])
+    private let turn = AsyncPool<Int>([0], closedError: SQLiteDatabaseClosedError.init)
 
     /// Creates a session on `database`; it leases nothing until its first statement.
     public init(database: SQLiteDatabase, mode: SQLiteTransactionMode = .deferred) {

@@ -1,9 +1,10 @@
 import Synchronization
 
-/// A set of resources handed out one task at a time.
+/// A set of resources handed out one task at a time: the database targets' connection pools,
+/// and the one turn that serializes a session's statements.
 ///
 /// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
-final class AsyncPool<Resource: Sendable>: Sendable {
+package final class AsyncPool<Resource: Sendable>: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Resource, any Error>
@@ -20,21 +21,25 @@ final class AsyncPool<Resource: Sendable>: Sendable {
 
     private let state: Mutex<State>
     /// How many resources the pool holds in all.
-    let size: Int
+    package let size: Int
+    /// What acquiring from a closed pool throws.
+    private let closedError: @Sendable () -> any Error
 
-    init(_ resources: [Resource]) {
+    /// A pool of `resources`, whose acquisitions throw `closedError()` once it is closed.
+    package init(_ resources: [Resource], closedError: @escaping @Sendable () -> any Error) {
         state = Mutex(State(available: resources))
         size = resources.count
+        self.closedError = closedError
     }
 
     /// Takes a free resource, suspending until one is returned if none is free.
     ///
-    /// - Throws: `CancellationError` if the task is cancelled while waiting;
-    ///   ``SQLiteDatabaseClosedError`` once the pool is closed.
-    func acquire() async throws -> Resource {
+    /// - Throws: `CancellationError` if the task is cancelled while waiting; the pool's
+    ///   closed error once it is closed.
+    package func acquire() async throws -> Resource {
         // Fast path: a free resource is taken without suspending the task.
         let (free, id) = try state.withLock { state -> (Resource?, UInt64) in
-            if state.isClosed { throw SQLiteDatabaseClosedError() }
+            if state.isClosed { throw closedError() }
             if let resource = state.available.popLast() {
                 state.leased += 1
                 return (resource, 0)
@@ -46,7 +51,7 @@ final class AsyncPool<Resource: Sendable>: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let result: Result<Resource, any Error>? = state.withLock { state in
-                    if state.isClosed { return .failure(SQLiteDatabaseClosedError()) }
+                    if state.isClosed { return .failure(closedError()) }
                     if Task.isCancelled { return .failure(CancellationError()) }
                     if let resource = state.available.popLast() {
                         state.leased += 1
@@ -67,7 +72,7 @@ final class AsyncPool<Resource: Sendable>: Sendable {
     }
 
     /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
-    func release(_ resource: Resource) {
+    package func release(_ resource: Resource) {
         let (waiter, drained) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
             state.leased -= 1
@@ -81,17 +86,17 @@ final class AsyncPool<Resource: Sendable>: Sendable {
     }
 
     /// How many resources are free right now.
-    var availableCount: Int { state.withLock { $0.available.count } }
+    package var availableCount: Int { state.withLock { $0.available.count } }
 
     /// Refuses new acquisitions, waits for every leased resource to come back, and returns
     /// all of them.
-    func close() async -> [Resource] {
+    package func close() async -> [Resource] {
         let waiters = state.withLock { state -> [Waiter] in
             state.isClosed = true
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.continuation.resume(throwing: SQLiteDatabaseClosedError()) }
+        for waiter in waiters { waiter.continuation.resume(throwing: closedError()) }
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if state.leased == 0 { return true }
@@ -105,10 +110,4 @@ final class AsyncPool<Resource: Sendable>: Sendable {
             return state.available
         }
     }
-}
-
-/// The database was closed: no connection can be leased any more.
-public struct SQLiteDatabaseClosedError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A description for logs and error messages.
-    public var description: String { "The SQLite database is closed." }
 }
