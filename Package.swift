@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "Scoped", targets: ["Scoped"]),
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
+        .library(name: "ScopedPostgres", targets: ["ScopedPostgres"]),
+        .library(name: "ScopedServiceLifecycle", targets: ["ScopedServiceLifecycle"]),
         .library(name: "ScopedHummingbird", targets: ["ScopedHummingbird"]),
         .library(name: "ScopedHummingbirdWebSocket", targets: ["ScopedHummingbirdWebSocket"]),
         .executable(name: "ExampleServer", targets: ["ExampleServer"]),
@@ -33,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.9.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
     ],
     targets: [
         .macro(
@@ -61,6 +65,25 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "ScopedSQLite", dependencies: ["Scoped", "CSQLite"]),
+        // Request scopes on PostgreSQL, on postgres-nio's PostgresClient.
+        .target(
+            name: "ScopedPostgres",
+            dependencies: [
+                "Scoped",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // App services that are swift-service-lifecycle Services, run beside the application.
+        .target(
+            name: "ScopedServiceLifecycle",
+            dependencies: [
+                "Scoped",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "ScopedHummingbird",
             dependencies: [
@@ -175,6 +198,17 @@ let package = Package(
         ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
         .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting", "ScopedTestSupport"]),
+        .testTarget(
+            name: "ScopedPostgresTests",
+            dependencies: [
+                "ScopedPostgres",
+                "ScopedServiceLifecycle",
+                "ScopedTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "ScopedHummingbirdTests",
             dependencies: [

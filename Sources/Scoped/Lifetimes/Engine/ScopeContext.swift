@@ -31,6 +31,8 @@ package final class ScopeContext: Sendable {
         var node: ScopeNodeBuffer?
         /// For a root: who waits for the scopes opened on it to drain.
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Told each service this scope builds, as it is built (``watchBuiltServices(_:)``).
+        var watchers: [@Sendable (any Sendable) -> Void] = []
 
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }
@@ -192,9 +194,9 @@ package final class ScopeContext: Sendable {
             throw error
         }
         let box = ValueBox(value)
-        let (waiters, isClosed) = state.withLock { state in
+        let (waiters, isClosed, watchers) = state.withLock { state in
             var waiters: [CheckedContinuation<AnyValueBox, any Error>] = []
-            guard let index = state.index(of: id) else { return (waiters, true) }
+            guard let index = state.index(of: id) else { return (waiters, true, state.watchers) }
             if case .building(_, let building) = state.entries[index].slot { waiters = building }
             if state.isClosed {
                 state.entries.remove(at: index)
@@ -202,7 +204,7 @@ package final class ScopeContext: Sendable {
                 state.entries[index].slot = .built(box, key: key, order: state.builtCount)
                 state.builtCount += 1
             }
-            return (waiters, state.isClosed)
+            return (waiters, state.isClosed, state.watchers)
         }
         if isClosed {
             // The scope ended while this service was being built: close it now so nothing leaks,
@@ -217,8 +219,26 @@ package final class ScopeContext: Sendable {
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
+        for watcher in watchers { watcher(value) }
         for waiter in waiters { waiter.resume(returning: box) }
         return value
+    }
+
+    /// Calls `watcher` with each service this scope builds from now on, as it is built, and
+    /// returns the services it has built so far, oldest first: together, every service, once.
+    ///
+    /// How an application runs the app services that must run beside it (a database client's
+    /// connection pool): `ScopeRoot.withRunningServices` in ScopedServiceLifecycle.
+    package func watchBuiltServices(_ watcher: @escaping @Sendable (any Sendable) -> Void) -> [any Sendable] {
+        state.withLock { state in
+            state.watchers.append(watcher)
+            var built: [(order: Int, value: any Sendable)] = []
+            for entry in state.entries {
+                guard case .built(let box, let key, let order) = entry.slot else { continue }
+                built.append((order, key.value(erased: box)))
+            }
+            return built.sorted { $0.order < $1.order }.map(\.value)
+        }
     }
 
     /// Ends the scope: closes every service it built, newest first, each told `outcome`.
@@ -360,6 +380,11 @@ package final class ScopeContext: Sendable {
 }
 
 extension ScopedServiceKey {
+    /// A service stored type-erased, as a value of its own type.
+    static func value(erased box: AnyValueBox) -> any Sendable {
+        unsafeDowncast(box, to: ValueBox<Value>.self).value
+    }
+
     /// Closes a service stored type-erased, so a scope can close services of any key without
     /// keeping a closure per service.
     static func close(erased box: AnyValueBox, outcome: ScopeOutcome) async throws {

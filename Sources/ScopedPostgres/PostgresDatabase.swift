@@ -1,0 +1,68 @@
+public import Logging
+public import PostgresNIO
+
+/// The application's PostgreSQL database: postgres-nio's client, reachable and migrated.
+///
+/// An app service (``PostgresDatabaseKey``) built at start-up by validation: it waits for the
+/// first connection (at most the configuration's `connectTimeout`) and applies the pending
+/// migrations under an advisory lock, so a server that cannot reach its database refuses to
+/// start with a message naming the URL, its password redacted.
+public struct PostgresDatabase: Sendable {
+    /// The client sessions lease their connections from.
+    public let client: PostgresClient
+    /// How the database was reached.
+    public let configuration: PostgresConfiguration
+    /// Where statements and migrations are logged.
+    public let logger: Logger
+
+    /// Connects with `client` and migrates the database.
+    ///
+    /// - Parameters:
+    ///   - client: the application's client; it must be running (see
+    ///     `ScopeRoot.withRunningServices`, in ScopedServiceLifecycle).
+    ///   - configuration: the database's configuration and migrations.
+    ///   - logger: where migrations are logged.
+    /// - Throws: ``PostgresStartupError`` when no connection could be made in time, or a
+    ///   migration failed.
+    public init(client: PostgresClient, configuration: PostgresConfiguration, logger: Logger) async throws {
+        self.client = client
+        self.configuration = configuration
+        self.logger = logger
+        let timeout = configuration.connectTimeout
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await PostgresMigrator.migrate(client, configuration.migrations, logger: logger)
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    throw PostgresStartupError(
+                        url: configuration.redactedURL,
+                        problem: "no connection within \(timeout) (is the server up, and the client running?)"
+                    )
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        } catch let error as PostgresStartupError {
+            throw error
+        } catch {
+            throw PostgresStartupError(
+                url: configuration.redactedURL,
+                problem: "\(PostgresDatabaseError.classify(error))"
+            )
+        }
+    }
+}
+
+/// The database could not be reached or migrated at start-up; the message names the URL with
+/// its password redacted.
+public struct PostgresStartupError: Error, Sendable, CustomStringConvertible {
+    /// The database URL, password redacted.
+    public var url: String
+    /// What went wrong.
+    public var problem: String
+
+    /// A description for logs and error messages.
+    public var description: String { "Cannot use the PostgreSQL database \(url): \(problem)" }
+}

@@ -1,0 +1,89 @@
+import Logging
+import PostgresNIO
+
+/// Applies migrations, each once, under an advisory lock that serializes every instance.
+enum PostgresMigrator {
+    /// The advisory lock's key: any constant the application does not use itself.
+    static let lockKey: Int64 = 0x5C0_9ED
+
+    /// Applies the migrations `applied` does not list, in `version` order.
+    ///
+    /// - Returns: the versions applied now.
+    @discardableResult
+    static func migrate(_ client: PostgresClient, _ migrations: [PostgresMigration], logger: Logger) async throws
+        -> [Int]
+    {
+        try await client.withConnection { connection in
+            _ = try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger).collect()
+            do {
+                let applied = try await apply(migrations, on: connection, logger: logger)
+                _ = try await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger).collect()
+                return applied
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger).collect()
+                throw error
+            }
+        }
+    }
+
+    private static func apply(
+        _ migrations: [PostgresMigration],
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [Int] {
+        _ =
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS scoped_migrations (
+                    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+                """,
+                logger: logger
+            )
+            .collect()
+        var done = Set<Int>()
+        for try await version in try await connection.query("SELECT version FROM scoped_migrations", logger: logger)
+            .decode(Int.self)
+        {
+            done.insert(version)
+        }
+        var applied: [Int] = []
+        for migration in migrations.sorted(by: { $0.version < $1.version }) where !done.contains(migration.version) {
+            _ = try await connection.query("BEGIN", logger: logger).collect()
+            do {
+                for statement in migration.statements {
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
+                }
+                _ =
+                    try await connection.query(
+                        "INSERT INTO scoped_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                        logger: logger
+                    )
+                    .collect()
+                _ = try await connection.query("COMMIT", logger: logger).collect()
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger).collect()
+                throw PostgresMigrationError(
+                    version: migration.version,
+                    name: migration.name,
+                    underlying: PostgresDatabaseError.classify(error)
+                )
+            }
+            logger.notice("Applied PostgreSQL migration \(migration.version) (\(migration.name))")
+            applied.append(migration.version)
+        }
+        return applied
+    }
+}
+
+/// A migration failed; it was rolled back, and the ones after it were not applied.
+public struct PostgresMigrationError: Error, Sendable, CustomStringConvertible {
+    /// The migration's version.
+    public var version: Int
+    /// The migration's name.
+    public var name: String
+    /// What failed.
+    public var underlying: any Error
+
+    /// A description for logs and error messages.
+    public var description: String { "Migration \(version) (\(name)) failed: \(underlying)" }
+}

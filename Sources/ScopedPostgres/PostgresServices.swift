@@ -1,0 +1,93 @@
+public import Logging
+public import PostgresNIO
+public import Scoped
+
+extension ScopedValues {
+    /// How to reach the application's PostgreSQL database; set it on the application root.
+    @Entry public var postgresConfiguration: PostgresConfiguration? = nil
+
+    /// How the scope's ``PostgresSession`` begins its transaction; set it where a scope opens.
+    @Entry public var postgresTransactionMode: PostgresTransactionMode = .readWrite
+
+    /// Where postgres-nio logs; by default nowhere.
+    @Entry public var postgresLogger: Logger = Logger(
+        label: "scoped.postgres",
+        factory: { _ in SwiftLogNoOpLogHandler() }
+    )
+
+    /// The application's database: its client reachable and its schema migrated.
+    public var postgresDatabase: PostgresDatabase {
+        get async throws { try await self[PostgresDatabaseKey.self] }
+    }
+
+    /// The current scope's session: one transaction, committed when the scope ends well and
+    /// rolled back otherwise.
+    public var postgresSession: PostgresSession {
+        get async throws { try await self[PostgresSessionKey.self] }
+    }
+}
+
+/// postgres-nio's `PostgresClient` for ``ScopedValues/postgresConfiguration``: an app service.
+///
+/// The client is a swift-service-lifecycle `Service` that serves nothing until its `run()`
+/// runs; `ScopeRoot.withRunningServices` (ScopedServiceLifecycle) runs it from the moment it is
+/// built until after the root has shut down.
+public enum PostgresClientKey: ScopedServiceKey {
+    /// Which scope owns the service.
+    public static let lifetime = ScopedLifetime.app
+    /// The name diagnostics and errors use.
+    public static var name: String { "postgresClient" }
+
+    /// Builds the service.
+    public static func makeValue() async throws -> PostgresClient {
+        let values = ScopedValues.current
+        guard let configuration = values.postgresConfiguration else {
+            throw PostgresConfigurationError(
+                url: "(none)",
+                problem: "no database configured: set `$0.postgresConfiguration` on the application root"
+            )
+        }
+        return PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: values.postgresLogger)
+    }
+}
+
+/// The application's ``PostgresDatabase``: an app service that reaches and migrates the database.
+public enum PostgresDatabaseKey: ScopedServiceKey {
+    /// Which scope owns the service.
+    public static let lifetime = ScopedLifetime.app
+    /// The name diagnostics and errors use.
+    public static var name: String { "postgresDatabase" }
+
+    /// Builds the service.
+    public static func makeValue() async throws -> PostgresDatabase {
+        let values = ScopedValues.current
+        let client = try await values[PostgresClientKey.self]
+        // The client's key threw already if there is none.
+        return try await PostgresDatabase(
+            client: client,
+            configuration: values.postgresConfiguration!,
+            logger: values.postgresLogger
+        )
+    }
+}
+
+/// The scope's ``PostgresSession``, a per-scope resource finished when the scope ends.
+public enum PostgresSessionKey: ScopedServiceKey {
+    /// Which scope owns the service.
+    public static let lifetime = ScopedLifetime.scope
+    /// The name diagnostics and errors use.
+    public static var name: String { "postgresSession" }
+
+    /// Builds the service.
+    public static func makeValue() async throws -> PostgresSession {
+        let values = ScopedValues.current
+        let database = try await values.postgresDatabase
+        return PostgresSession(client: database.client, mode: values.postgresTransactionMode, logger: database.logger)
+    }
+
+    /// Closes the service when its owning scope ends: commits or rolls back, and returns the
+    /// connection.
+    public static func close(_ session: PostgresSession, outcome: ScopeOutcome) async throws {
+        try await session.finish(outcome)
+    }
+}

@@ -1,0 +1,248 @@
+public import Logging
+public import PostgresNIO
+public import Scoped
+import Synchronization
+
+/// A request's unit of work on PostgreSQL: a connection leased from the application's client
+/// on first use, one transaction on it, committed when the scope ends well and rolled back
+/// otherwise, and the connection returned either way.
+///
+/// Read it from the scope with `try await ScopedValues.current.postgresSession`. Values are
+/// always bound, never spliced: postgres-nio's `PostgresQuery` interpolation sends each
+/// interpolated value as a parameter.
+///
+/// ```swift
+/// let session = try await ScopedValues.current.postgresSession
+/// let rows = try await session.query("SELECT id, title FROM movies WHERE id = \(id)")
+/// ```
+///
+/// Statements of one session run one at a time, even from concurrent child tasks. After a
+/// statement fails, PostgreSQL refuses the rest of the transaction; the session then rolls
+/// back when it finishes, and a scope that ended well reports the failed commit.
+public final class PostgresSession: Sendable {
+    /// The leased connection and how to give it back.
+    private struct Lease: Sendable {
+        let connection: PostgresConnection
+        /// Resumed to end the lease: the leasing task then returns the connection to the pool.
+        let release: CheckedContinuation<Void, Never>
+        let leasing: Task<Void, Never>
+    }
+
+    private struct State: Sendable {
+        var lease: Lease?
+        /// A statement failed: PostgreSQL has aborted the transaction.
+        var isAborted = false
+        var isFinished = false
+    }
+
+    private let client: PostgresClient
+    /// How the session begins its transaction.
+    public let mode: PostgresTransactionMode
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Serializes the session's statements: one permit.
+    private let turn = AsyncPool<Int>([0]) { PostgresSessionFinishedError() }
+
+    /// Creates a session on `client`; it leases nothing until its first statement.
+    ///
+    /// - Parameters:
+    ///   - client: the application's client, which must be running.
+    ///   - mode: how the transaction begins.
+    ///   - logger: where postgres-nio logs the session's statements.
+    public init(client: PostgresClient, mode: PostgresTransactionMode = .readWrite, logger: Logger) {
+        self.client = client
+        self.mode = mode
+        self.logger = logger
+    }
+
+    /// Runs a statement in the session's transaction and returns its rows.
+    ///
+    /// - Parameter query: the statement, with its values bound by interpolation.
+    /// - Returns: every row, read before the next statement may run.
+    /// - Throws: ``PostgresDatabaseError`` for a database error.
+    public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await withConnection { connection in
+            try await connection.query(query, logger: logger).collect()
+        }
+    }
+
+    /// Runs a statement in the session's transaction, ignoring any rows.
+    ///
+    /// - Parameter query: the statement, with its values bound by interpolation.
+    /// - Throws: ``PostgresDatabaseError`` for a database error.
+    public func execute(_ query: PostgresQuery) async throws {
+        try await withConnection { connection in
+            _ = try await connection.query(query, logger: logger).collect()
+        }
+    }
+
+    /// Runs `body` with the session's connection, inside its transaction, while no other
+    /// statement of the session runs.
+    ///
+    /// - Parameter body: uses the connection; it must not keep it, nor end the transaction.
+    /// - Returns: what `body` returns.
+    /// - Throws: what `body` throws, database errors as ``PostgresDatabaseError``.
+    public func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        let permit = try await turn.acquire()
+        defer { turn.release(permit) }
+        let connection = try await leasedConnection()
+        // postgres-nio drops a statement written to a connection the server has closed without
+        // failing it, and its caller would wait forever: refuse it here instead.
+        guard !connection.isClosed else {
+            state.withLock { $0.isAborted = true }
+            throw PostgresDatabaseError(
+                kind: .connectionLost,
+                sqlState: nil,
+                message: "the server closed the session's connection",
+                constraint: nil
+            )
+        }
+        do {
+            return try await body(connection)
+        } catch {
+            let classified = PostgresDatabaseError.classify(error)
+            if classified is PostgresDatabaseError { state.withLock { $0.isAborted = true } }
+            throw classified
+        }
+    }
+
+    /// The connection, leased and its transaction begun on first use.
+    private func leasedConnection() async throws -> PostgresConnection {
+        let current = try state.withLock { state -> PostgresConnection? in
+            guard !state.isFinished else { throw PostgresSessionFinishedError() }
+            return state.lease?.connection
+        }
+        if let current { return current }
+        let lease = try await Self.lease(from: client)
+        do {
+            _ = try await lease.connection.query(mode == .readOnly ? "BEGIN READ ONLY" : "BEGIN", logger: logger)
+                .collect()
+        } catch {
+            lease.release.resume()
+            throw PostgresDatabaseError.classify(error)
+        }
+        let finished = state.withLock { state in
+            if !state.isFinished { state.lease = lease }
+            return state.isFinished
+        }
+        if finished {
+            _ = try? await lease.connection.query("ROLLBACK", logger: logger).collect()
+            lease.release.resume()
+            throw PostgresSessionFinishedError()
+        }
+        return lease.connection
+    }
+
+    /// Leases a connection for as long as the returned lease is not released: a task holds
+    /// postgres-nio's `withConnection` open until then.
+    private static func lease(from client: PostgresClient) async throws -> Lease {
+        let handOver = LeaseHandOver()
+        let leasing = Task {
+            do {
+                try await client.withConnection { connection in
+                    await withCheckedContinuation { release in handOver.deliver(.success((connection, release))) }
+                }
+            } catch {
+                handOver.deliver(.failure(PostgresDatabaseError.classify(error)))
+            }
+        }
+        let (connection, release) = try await withTaskCancellationHandler {
+            try await handOver.value()
+        } onCancel: {
+            leasing.cancel()
+        }
+        return Lease(connection: connection, release: release, leasing: leasing)
+    }
+
+    /// Ends the session: commits on success, rolls back otherwise, and returns the connection.
+    ///
+    /// The commit or rollback runs in a task of its own, so that a cancelled scope still
+    /// rolls back.
+    ///
+    /// - Parameter outcome: how the session's scope ended.
+    /// - Throws: ``PostgresDatabaseError`` when the commit failed, or when a statement failed
+    ///   earlier and the transaction was rolled back instead.
+    public func finish(_ outcome: ScopeOutcome) async throws {
+        let (lease, isAborted) = state.withLock { state in
+            defer {
+                state.lease = nil
+                state.isFinished = true
+            }
+            return (state.lease, state.isAborted)
+        }
+        guard let lease else { return }
+        let logger = logger
+        let commit = outcome.isSuccess && !isAborted
+        let ended: Result<Void, any Error> = await Task {
+            guard !lease.connection.isClosed else {
+                return .failure(
+                    PostgresDatabaseError(
+                        kind: .connectionLost,
+                        sqlState: nil,
+                        message: "the server closed the session's connection",
+                        constraint: nil
+                    )
+                )
+            }
+            do {
+                _ = try await lease.connection.query(commit ? "COMMIT" : "ROLLBACK", logger: logger).collect()
+                return .success(())
+            } catch {
+                return .failure(PostgresDatabaseError.classify(error))
+            }
+        }
+        .value
+        lease.release.resume()
+        await lease.leasing.value
+        try ended.get()
+        if outcome.isSuccess && isAborted {
+            throw PostgresDatabaseError(
+                kind: .other,
+                sqlState: "25P02",
+                message: "a statement of the transaction failed: it was rolled back, not committed",
+                constraint: nil
+            )
+        }
+    }
+}
+
+/// Hands a leased connection from the task that holds the lease to the session that asked.
+private final class LeaseHandOver: Sendable {
+    typealias Leased = (PostgresConnection, CheckedContinuation<Void, Never>)
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<Leased, any Error>)
+        case delivered(Result<Leased, any Error>)
+    }
+    private let state = Mutex<State>(.empty)
+
+    func deliver(_ result: Result<Leased, any Error>) {
+        let waiting = state.withLock { state -> CheckedContinuation<Leased, any Error>? in
+            guard case .waiting(let continuation) = state else {
+                state = .delivered(result)
+                return nil
+            }
+            return continuation
+        }
+        waiting?.resume(with: result)
+    }
+
+    func value() async throws -> Leased {
+        try await withCheckedThrowingContinuation { continuation in
+            let delivered = state.withLock { state -> Result<Leased, any Error>? in
+                guard case .delivered(let result) = state else {
+                    state = .waiting(continuation)
+                    return nil
+                }
+                return result
+            }
+            if let delivered { continuation.resume(with: delivered) }
+        }
+    }
+}
+
+/// A statement was run on a session whose scope has ended.
+public struct PostgresSessionFinishedError: Error, Sendable, CustomStringConvertible {
+    /// A description for logs and error messages.
+    public var description: String { "The PostgreSQL session has finished: its scope ended." }
+}

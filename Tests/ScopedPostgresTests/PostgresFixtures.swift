@@ -1,0 +1,77 @@
+import Logging
+import PostgresNIO
+import Scoped
+import ScopedPostgres
+import ScopedServiceLifecycle
+import ScopedTestSupport
+import Testing
+
+/// The schema the tests use: one table, `items`, and one that references it.
+let itemMigrations = [
+    PostgresMigration(
+        version: 1,
+        name: "items",
+        statements: [
+            "CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL UNIQUE)",
+            "CREATE TABLE tags (item_id integer NOT NULL REFERENCES items(id), tag text NOT NULL)",
+        ]
+    )
+]
+
+/// A database of its own on the test server, migrated by a root that runs its client.
+struct PostgresFixture {
+    let server: PostgresTestServer
+    let url: String
+    let database: String
+
+    init() throws {
+        server = try PostgresTestServer.shared()
+        url = try server.makeDatabase()
+        database = String(url.split(separator: "/").last!)
+    }
+
+    /// A root on the fixture's database.
+    func makeRoot(maximumConnections: Int = 20, migrations: [PostgresMigration] = itemMigrations) throws -> ScopeRoot {
+        let configuration = try PostgresConfiguration(
+            url: url,
+            maximumConnections: maximumConnections,
+            migrations: migrations
+        )
+        return ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
+            $0.postgresConfiguration = configuration
+        }
+    }
+
+    /// Runs `body` with a validated root whose client runs, then shuts the root down.
+    func withRoot<R: Sendable>(
+        maximumConnections: Int = 20,
+        _ body: (ScopeRoot) async throws -> R
+    ) async throws -> R {
+        let root = try makeRoot(maximumConnections: maximumConnections)
+        return try await root.withRunningServices(logger: Logger(label: "test")) {
+            let problems = await root.validate()
+            try #require(problems.isEmpty, "\(problems)")
+            return try await body(root)
+        }
+    }
+
+    /// How many rows `items` holds, read by psql, outside the application.
+    func itemCount() throws -> Int {
+        Int(try server.psql("SELECT count(*) FROM items", database: database)) ?? -1
+    }
+
+    /// The states of the database's other connections, from `pg_stat_activity`.
+    func connectionStates() throws -> [String] {
+        try server.psql(
+            "SELECT coalesce(state, '') FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()",
+            database: database
+        )
+        .split(separator: "\n").map(String.init)
+    }
+}
+
+/// The PostgreSQL suites run where a server can be had, and in CI always.
+let postgresAvailable = ConditionTrait.enabled(
+    if: PostgresTestServer.isEnabled,
+    Comment(rawValue: PostgresTestServer.unavailableReason ?? "")
+)

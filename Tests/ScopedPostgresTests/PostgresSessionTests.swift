@@ -1,0 +1,133 @@
+import Logging
+import PostgresNIO
+import Scoped
+import ScopedPostgres
+import ScopedTestSupport
+import Testing
+
+struct Failure: Error {}
+
+/// Request scopes on a real PostgreSQL server: one transaction each, committed or rolled back
+/// with the scope, the connection always returned.
+@Suite(postgresAvailable)
+struct PostgresSessionTests {
+    @Test func aScopeCommitsWhenItEndsWellAndRollsBackWhenItThrowsOrIsCancelled() async throws {
+        let fixture = try PostgresFixture()
+        try await fixture.withRoot { root in
+            try await root.withScope {
+                try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\("kept"))")
+            }
+            await #expect(throws: Failure.self) {
+                try await root.withScope {
+                    try await ScopedValues.current.postgresSession.execute(
+                        "INSERT INTO items (name) VALUES (\("thrown"))"
+                    )
+                    throw Failure()
+                }
+            }
+            let cancelled = Task {
+                try await root.withScope {
+                    try await ScopedValues.current.postgresSession.execute(
+                        "INSERT INTO items (name) VALUES (\("cancelled"))"
+                    )
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    try Task.checkCancellation()
+                }
+            }
+            _ = await cancelled.result
+            #expect(
+                try fixture.server.psql("SELECT string_agg(name, ',') FROM items", database: fixture.database) == "kept"
+            )
+            // Every connection went back to the pool with its transaction ended.
+            #expect(try fixture.connectionStates().allSatisfy { $0 == "idle" })
+        }
+    }
+
+    @Test func valuesAreBoundNotSplicedEvenWhenTheyLookLikeSQL() async throws {
+        let fixture = try PostgresFixture()
+        let hostile = "x'); DROP TABLE items; --"
+        try await fixture.withRoot { root in
+            let stored = try await root.withScope {
+                let session = try await ScopedValues.current.postgresSession
+                try await session.execute("INSERT INTO items (name) VALUES (\(hostile))")
+                return try await session.query("SELECT name FROM items WHERE name = \(hostile)")
+                    .map { try $0.decode(String.self) }
+            }
+            #expect(stored == [hostile])
+        }
+        #expect(try fixture.itemCount() == 1)
+    }
+
+    @Test func concurrentChildTasksOfOneScopeShareItsOneTransactionOneStatementAtATime() async throws {
+        let fixture = try PostgresFixture()
+        try await fixture.withRoot(maximumConnections: 2) { root in
+            let transactions = try await root.withScope {
+                try await withThrowingTaskGroup(of: Int64.self) { group in
+                    for index in 0..<50 {
+                        group.addTask {
+                            let session = try await ScopedValues.current.postgresSession
+                            try await session.execute("INSERT INTO items (name) VALUES (\("child \(index)"))")
+                            return try await session.query("SELECT txid_current()")[0].decode(Int64.self)
+                        }
+                    }
+                    return try await group.reduce(into: Set<Int64>()) { $0.insert($1) }
+                }
+            }
+            #expect(transactions.count == 1)
+        }
+        #expect(try fixture.itemCount() == 50)
+    }
+
+    @Test func manyMoreScopesThanConnectionsAllFinishBecauseEveryConnectionIsReturned() async throws {
+        let fixture = try PostgresFixture()
+        try await fixture.withRoot(maximumConnections: 4) { root in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        try? await root.withScope {
+                            try await ScopedValues.current.postgresSession.execute(
+                                "INSERT INTO items (name) VALUES (\("item \(index)"))"
+                            )
+                            if index % 2 == 1 { throw Failure() }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(root.openScopeCount == 0)
+            #expect(try fixture.connectionStates().allSatisfy { $0 == "idle" })
+        }
+        #expect(try fixture.itemCount() == 100)
+    }
+
+    @Test func aReadOnlyScopeRefusesToWrite() async throws {
+        let fixture = try PostgresFixture()
+        try await fixture.withRoot { root in
+            await #expect(throws: PostgresDatabaseError.self) {
+                try await root.withScope({ $0.postgresTransactionMode = .readOnly }) {
+                    try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('x')")
+                }
+            }
+            let count = try await root.withScope({ $0.postgresTransactionMode = .readOnly }) {
+                try await ScopedValues.current.postgresSession.query("SELECT count(*) FROM items")[0].decode(Int.self)
+            }
+            #expect(count == 0)
+        }
+    }
+
+    @Test func aStatementThatFailedInAScopeThatEndedWellRollsBackAndReportsIt() async throws {
+        let fixture = try PostgresFixture()
+        try await fixture.withRoot { root in
+            let error = await #expect(throws: ScopeCloseError.self) {
+                try await root.withScope {
+                    let session = try await ScopedValues.current.postgresSession
+                    try await session.execute("INSERT INTO items (name) VALUES ('first')")
+                    // The handler swallows a failed statement and returns normally.
+                    _ = try? await session.execute("INSERT INTO items (name) VALUES ('first')")
+                }
+            }
+            #expect(error?.failures.first?.error is PostgresDatabaseError)
+        }
+        #expect(try fixture.itemCount() == 0)
+    }
+}
