@@ -6,7 +6,9 @@ import HummingbirdWebSocket
 package import Logging
 import Scoped
 import ScopedHummingbird
+import ScopedPostgres
 import ScopedSQLite
+import ScopedServiceLifecycle
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -31,13 +33,24 @@ package enum CatalogServer {
     ) throws -> ScopeRoot {
         // The root reports its scopes and services to the metrics backend bootstrapped now.
         if configuration.metricsEnabled { PrometheusBackend.bootstrap() }
+        let services: [any ScopedServiceKey.Type] =
+            switch configuration.databaseKind {
+            case .sqlite: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
+            case .postgres: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
+            }
         return try ScopeRoot(
             startingFrom: base,
-            services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self],
+            services: services,
             variants: CatalogVariants.make(),
             instrumentation: instrumentation ?? .bootstrapped
         ) { values in
-            values.sqliteConfiguration = configuration.database
+            switch configuration.databaseKind {
+            case .sqlite:
+                values.sqliteConfiguration = configuration.database
+            case .postgres:
+                values.postgresConfiguration = configuration.postgres
+                values.movieHistory = PostgresMovieHistory()
+            }
             // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
             if configuration.repositoryVariant != "sqlite" {
                 try values.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry)
@@ -84,8 +97,9 @@ package enum CatalogServer {
         router.add(
             middleware: RequestScopeMiddleware(root: root) { values, request, context in
                 // A request that may write runs every statement in one write transaction.
-                values.sqliteTransactionMode =
-                    request.method == .get || request.method == .head ? .deferred : .immediate
+                let readsOnly = request.method == .get || request.method == .head
+                values.sqliteTransactionMode = readsOnly ? .deferred : .immediate
+                values.postgresTransactionMode = readsOnly ? .readOnly : .readWrite
                 try applyOverrideRule(
                     configuration,
                     to: &values,
@@ -211,32 +225,30 @@ package enum CatalogServer {
     package static func pruneHistory(_ configuration: AppConfiguration, logger: Logger) async throws -> Int {
         let root = try makeRoot(configuration)
         let job = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
-        let pruned: Result<Int, any Error>
-        do {
-            pruned = .success(try await job.runOnce())
-        } catch {
-            pruned = .failure(error)
-        }
-        await root.shutdown()
-        return try pruned.get()
+        // Shuts the root down after the job, whether it succeeded or not.
+        return try await root.withRunningServices(logger: logger) { try await job.runOnce() }
     }
 
     /// Runs the server until SIGTERM or SIGINT, drains requests for at most the configured
-    /// timeout, then shuts the root down, closing the database last.
+    /// timeout, then shuts the root down, closing the database last; a PostgreSQL client stops
+    /// after that.
     package static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
         let root = try makeRoot(configuration)
-        try await prepare(root, configuration: configuration, logger: logger)
-        let application = makeApplication(root: root, configuration: configuration, logger: logger)
-        // Stops first at shutdown (services stop in reverse order), between two runs.
-        let pruning = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
-        var group = ServiceGroupConfiguration(
-            services: [application, pruning],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-        try await ServiceGroup(configuration: group).run()
-        await root.shutdown()
+        // App services that must run (PostgreSQL's client) run from their build, during
+        // validation, until after the root has shut down, once the requests have drained.
+        try await root.withRunningServices(logger: logger) {
+            try await prepare(root, configuration: configuration, logger: logger)
+            let application = makeApplication(root: root, configuration: configuration, logger: logger)
+            // Stops first at shutdown (services stop in reverse order), between two runs.
+            let pruning = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
+            var group = ServiceGroupConfiguration(
+                services: [application, pruning],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+            group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+            try await ServiceGroup(configuration: group).run()
+        }
         logger.notice("Stopped")
     }
 }

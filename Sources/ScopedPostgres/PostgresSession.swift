@@ -115,7 +115,8 @@ public final class PostgresSession: Sendable {
         if let current { return current }
         let lease = try await Self.lease(from: client)
         do {
-            _ = try await lease.connection.query(mode == .readOnly ? "BEGIN READ ONLY" : "BEGIN", logger: logger)
+            _ = try await lease.connection
+                .query(mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", logger: logger)
                 .collect()
         } catch {
             lease.release.resume()

@@ -65,6 +65,7 @@ struct AppConfigurationTests {
         (["HTTP_IDLE_TIMEOUT": "0"], "http.idleTimeout", "environment variable HTTP_IDLE_TIMEOUT"),
         (["DATABASE_SYNCHRONOUS": "sometimes"], "database.synchronous", "environment variable DATABASE_SYNCHRONOUS"),
         (["CATALOG_REPOSITORY": "postgres"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
+        (["CATALOG_REPOSITORY": "mysql"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
         (["METRICS_ENABLED": "sometimes"], "metrics.enabled", "environment variable METRICS_ENABLED"),
     ])
     func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String)

@@ -7,6 +7,7 @@ import HummingbirdCore
 package import Logging
 import NIOCore
 import Scoped
+import ScopedPostgres
 import ScopedSQLite
 import SystemPackage
 
@@ -15,6 +16,11 @@ import SystemPackage
 package struct AppConfiguration: Sendable {
     enum Profile: String, Sendable, CaseIterable {
         case development, production, test
+    }
+
+    /// The database the catalog is kept in.
+    enum DatabaseKind: String, Sendable {
+        case sqlite, postgres
     }
 
     /// A per-request override rule: a request header whose value selects a variant of an entry.
@@ -43,10 +49,17 @@ package struct AppConfiguration: Sendable {
     /// The HTTP/1 channel's settings, read by Hummingbird from `http.*`: `http.idleTimeout`,
     /// seconds a connection may stay idle, or part-way through a request, before it is closed.
     var http1: HTTP1Channel.Configuration
+    /// Which database keeps the catalog: `database.kind`, `sqlite` (the default) or `postgres`.
+    var databaseKind: DatabaseKind
+    /// The SQLite database, used when ``databaseKind`` is `sqlite`.
     var database: SQLiteConfiguration
+    /// The PostgreSQL database from `database.url`, when ``databaseKind`` is `postgres`; it
+    /// shows its URL with the password redacted.
+    var postgres: PostgresConfiguration?
     /// Whether to fill an empty database with the sample catalog; never in production.
     var seed: Bool
-    /// The `movieRepository` variant the root uses.
+    /// The `movieRepository` variant the root uses: `catalog.repository`, where `sqlite` (the
+    /// database's repository) means `postgres` when the database is PostgreSQL.
     var repositoryVariant: String
     var overrideRule: OverrideRule?
     /// Whether the debug routes (`/debug/scope`, `/debug/echo`, `/debug/stats`) are served;
@@ -102,6 +115,7 @@ package struct AppConfiguration: Sendable {
             file: file,
             server: try serverConfiguration(reader, values: values),
             http1: try http1Configuration(reader, values: values),
+            databaseKind: try values.choice("database.kind", default: .sqlite) { DatabaseKind(rawValue: $0) },
             database: SQLiteConfiguration(
                 path: try values.string("database.path"),
                 readers: try values.int("database.readers", default: 4, in: 1...64),
@@ -110,6 +124,7 @@ package struct AppConfiguration: Sendable {
                 },
                 migrations: SQLiteMovieRepository.migrations
             ),
+            postgres: nil,
             seed: try values.bool("database.seed", default: false),
             repositoryVariant: try values.choice("catalog.repository", default: "sqlite") {
                 CatalogVariants.make().names(of: CatalogVariants.entry).contains($0) ? $0 : nil
@@ -120,6 +135,26 @@ package struct AppConfiguration: Sendable {
             shutdownTimeout: .seconds(try values.int("shutdown.timeout", default: 10, in: 0...3600)),
             logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) }
         )
+        switch (configuration.databaseKind, configuration.repositoryVariant) {
+        case (.postgres, "sqlite"):
+            configuration.repositoryVariant = "postgres"
+        case (.sqlite, "postgres"):
+            throw values.error("catalog.repository", "'postgres' needs database.kind postgres")
+        default:
+            break
+        }
+        if configuration.databaseKind == .postgres {
+            let url = try values.string("database.url")
+            do {
+                configuration.postgres = try PostgresConfiguration(
+                    url: url,
+                    maximumConnections: try values.int("database.connections", default: 20, in: 1...1000),
+                    migrations: PostgresMovieRepository.migrations
+                )
+            } catch let error as PostgresConfigurationError {
+                throw values.error("database.url", error.problem + " (\(error.url))")
+            }
+        }
         if let header = try values.optionalString("overrides.header") {
             guard HTTPHeaderName.isValid(header) else {
                 throw values.error("overrides.header", "'\(header)' is not a valid header name")

@@ -1,6 +1,8 @@
 import MovieCatalog
 import Scoped
 import ScopedHummingbird
+import PostgresNIO
+import ScopedPostgres
 import ScopedSQLite
 
 /// What a request read from its scope: at the start of the handler, inside child tasks, and after a round-trip through
@@ -17,7 +19,8 @@ struct ScopeEcho: Codable, Equatable {
     var handler: Reading
     var asyncLet: Reading
     var taskGroup: [Reading]
-    /// The request ID as the database session returned it from `SELECT ?`.
+    /// The request ID as the database session returned it from `SELECT ?` (SQLite) or
+    /// `SELECT $1::text` (PostgreSQL).
     var database: String?
     var afterDatabase: Reading
 
@@ -28,8 +31,14 @@ struct ScopeEcho: Codable, Equatable {
             for _ in 0..<2 { group.addTask { await Reading.currentAfterYield() } }
             return await group.reduce(into: []) { $0.append($1) }
         }
-        let session = try await ScopedValues.current.sqliteSession
-        let database = try await session.scalar("SELECT \(ScopedValues.current.requestID)", as: String.self)
+        let requestID = ScopedValues.current.requestID
+        let database: String?
+        if ScopedValues.current.postgresConfiguration != nil {
+            database = try await ScopedValues.current.postgresSession.query("SELECT \(requestID)::text")[0]
+                .decode(String?.self)
+        } else {
+            database = try await ScopedValues.current.sqliteSession.scalar("SELECT \(requestID)", as: String.self)
+        }
         return ScopeEcho(
             handler: handler,
             asyncLet: await asyncLet,

@@ -10,8 +10,8 @@ extension ScopedValues {
     /// The ratings service.
     @Entry package var ratingService: MovieRatingService = MovieRatingService()
 
-    /// The record of changes to movies.
-    @Entry package var movieHistory: MovieHistory = MovieHistory()
+    /// The record of changes to movies, in the database the movies are in.
+    @Entry package var movieHistory: any MovieHistory = SQLiteMovieHistory()
 }
 
 /// The named variants configuration can choose, at the root or per request.
@@ -22,6 +22,7 @@ package enum CatalogVariants {
         var variants = ScopedVariants()
         variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
         variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
+        variants.register("postgres", of: \.movieRepository) { PostgresMovieRepository() }
         return variants
     }
 }

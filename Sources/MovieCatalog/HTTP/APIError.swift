@@ -2,6 +2,7 @@ import Foundation
 package import Hummingbird
 package import Logging
 import Scoped
+import ScopedPostgres
 import ScopedSQLite
 
 /// An error the API reports to the client: a status, a stable code, a message, and the field
@@ -57,8 +58,8 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     }
 
     /// The API error for any error a request threw: itself when it is one, its status for
-    /// Hummingbird's errors, 503 when the database is busy, and 500 otherwise (logged, with a
-    /// message that reveals nothing).
+    /// Hummingbird's errors, 503 when the database is busy or unavailable, 409 for a broken
+    /// PostgreSQL constraint, and 500 otherwise (logged, with a message that reveals nothing).
     package init(_ error: any Error, logger: Logger) {
         switch error {
         case let error as APIError:
@@ -77,7 +78,9 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
             )
         default:
             let underlying = (error as? ScopeCloseError)?.failures.map(\.error) ?? [error]
-            if underlying.contains(where: { ($0 as? SQLiteError)?.code == .busy }) {
+            if let database = underlying.lazy.compactMap({ $0 as? PostgresDatabaseError }).first {
+                self.init(database, logger: logger)
+            } else if underlying.contains(where: { ($0 as? SQLiteError)?.code == .busy }) {
                 logger.warning("Database busy: \(error)")
                 self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
             } else {
@@ -88,6 +91,32 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                     message: "The server could not complete the request."
                 )
             }
+        }
+    }
+
+    /// The API error for a PostgreSQL error: 409 for a constraint the request broke, 503 for a
+    /// conflict to retry, a lost connection or a full server, 500 otherwise (logged).
+    private init(_ error: PostgresDatabaseError, logger: Logger) {
+        switch error.kind {
+        case .uniqueViolation, .foreignKeyViolation:
+            self.init(status: .conflict, code: "conflict", message: "The change conflicts with the catalog's data.")
+        case .serializationFailure:
+            logger.warning("Database conflict: \(error)")
+            self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
+        case .connectionLost, .tooManyConnections:
+            logger.warning("Database unavailable: \(error)")
+            self.init(
+                status: .serviceUnavailable,
+                code: "database_unavailable",
+                message: "The database is unavailable; retry shortly."
+            )
+        case .other:
+            logger.error("Request failed: \(error)")
+            self.init(
+                status: .internalServerError,
+                code: "internal_error",
+                message: "The server could not complete the request."
+            )
         }
     }
 

@@ -1,0 +1,134 @@
+import PostgresNIO
+import Scoped
+package import ScopedPostgres
+
+/// The repository on PostgreSQL, for a catalog that runs several server instances on one
+/// database: the request's PostgreSQL session, read from the scope at each call.
+///
+/// A read-only request reads in one `REPEATABLE READ READ ONLY` transaction, so that an export
+/// sees one snapshot, as on SQLite; a request that may write runs in one read-write transaction.
+package struct PostgresMovieRepository: MovieRepository {
+    package static let migrations = [
+        PostgresMigration(
+            version: 1,
+            name: "create movies and ratings",
+            statements: [
+                """
+                CREATE TABLE movies (
+                    id serial PRIMARY KEY,
+                    title text NOT NULL,
+                    year integer NOT NULL,
+                    director text
+                )
+                """,
+                """
+                CREATE TABLE ratings (
+                    id serial PRIMARY KEY,
+                    movie_id integer NOT NULL REFERENCES movies(id) ON DELETE CASCADE,
+                    stars integer NOT NULL CHECK (stars BETWEEN 1 AND 5)
+                )
+                """,
+                "CREATE INDEX ratings_by_movie ON ratings (movie_id)",
+            ]
+        ),
+        PostgresMigration(
+            version: 2,
+            name: "create movie_changes",
+            statements: [
+                """
+                CREATE TABLE movie_changes (
+                    id bigserial PRIMARY KEY,
+                    movie_id integer NOT NULL,
+                    action text NOT NULL CHECK (action IN ('created', 'replaced', 'deleted')),
+                    request_id text,
+                    changed_at timestamptz NOT NULL DEFAULT now()
+                )
+                """,
+                "CREATE INDEX movie_changes_by_movie ON movie_changes (movie_id)",
+            ]
+        ),
+    ]
+
+    /// A repository on the current scope's session.
+    package init() {}
+
+    private var session: PostgresSession {
+        get async throws { try await ScopedValues.current.postgresSession }
+    }
+
+    private static func movies(_ rows: [PostgresRow]) throws -> [Movie] {
+        try rows.map { row in
+            let (id, title, year, director) = try row.decode((Int, String, Int, String?).self)
+            return Movie(id: id, title: title, year: year, director: director)
+        }
+    }
+
+    package func page(limit: Int, offset: Int) async throws -> MoviePage {
+        let session = try await session
+        let items = try Self.movies(
+            await session.query(
+                "SELECT id, title, year, director FROM movies ORDER BY id LIMIT \(limit) OFFSET \(offset)"
+            )
+        )
+        let total = try await session.query("SELECT count(*) FROM movies")[0].decode(Int.self)
+        return MoviePage(items: items, total: total)
+    }
+
+    package func movies(after id: Int, limit: Int) async throws -> [Movie] {
+        try Self.movies(
+            await session.query(
+                "SELECT id, title, year, director FROM movies WHERE id > \(id) ORDER BY id LIMIT \(limit)"
+            )
+        )
+    }
+
+    package func movie(id: Int) async throws -> Movie? {
+        try Self.movies(await session.query("SELECT id, title, year, director FROM movies WHERE id = \(id)")).first
+    }
+
+    package func create(_ input: MovieInput) async throws -> Movie {
+        let id =
+            try await
+            session.query(
+                "INSERT INTO movies (title, year, director) VALUES (\(input.title), \(input.year), \(input.director)) RETURNING id"
+            )[0]
+            .decode(Int.self)
+        return Movie(id: id, title: input.title, year: input.year, director: input.director)
+    }
+
+    package func replace(id: Int, with input: MovieInput) async throws -> Movie? {
+        let changed = try await session.query(
+            """
+            UPDATE movies SET title = \(input.title), year = \(input.year), director = \(input.director)
+            WHERE id = \(id) RETURNING id
+            """
+        )
+        return changed.isEmpty ? nil : Movie(id: id, title: input.title, year: input.year, director: input.director)
+    }
+
+    package func delete(id: Int) async throws -> Bool {
+        try await !session.query("DELETE FROM movies WHERE id = \(id) RETURNING id").isEmpty
+    }
+
+    package func addRating(movieID: Int, stars: Int) async throws -> Bool {
+        // One statement: no movie, no row inserted.
+        try await
+            !session.query(
+                "INSERT INTO ratings (movie_id, stars) SELECT id, \(stars) FROM movies WHERE id = \(movieID) RETURNING id"
+            )
+            .isEmpty
+    }
+
+    package func ratingTotals(movieID: Int) async throws -> (count: Int, sum: Int)? {
+        let rows = try await session.query(
+            """
+            SELECT count(r.id), coalesce(sum(r.stars), 0)::bigint
+            FROM movies m LEFT JOIN ratings r ON r.movie_id = m.id
+            WHERE m.id = \(movieID) GROUP BY m.id
+            """
+        )
+        guard let row = rows.first else { return nil }
+        let (count, sum) = try row.decode((Int, Int).self)
+        return (count, sum)
+    }
+}
