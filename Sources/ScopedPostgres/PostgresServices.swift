@@ -27,7 +27,7 @@ extension ScopedValues {
     }
 }
 
-/// postgres-nio's `PostgresClient` for ``ScopedValues/postgresConfiguration``: an app service.
+/// postgres-nio's `PostgresClient` for `ScopedValues/postgresConfiguration`: an app service.
 ///
 /// The client is a swift-service-lifecycle `Service` that serves nothing until its `run()`
 /// runs; `ScopeRoot.withRunningServices` (ScopedServiceLifecycle) runs it from the moment it is

@@ -1,6 +1,6 @@
 public import Logging
 public import Scoped
-public import ServiceLifecycle
+import ServiceLifecycle
 
 extension ScopeRoot {
     /// Runs `body` while every app service of this root whose value is a swift-service-lifecycle
@@ -19,7 +19,7 @@ extension ScopeRoot {
     /// ```
     ///
     /// The services run outside the server's service group on purpose: a graceful shutdown
-    /// stops the server first, the requests in flight drain, ``ScopeRoot/shutdown()`` waits for
+    /// stops the server first, the requests in flight drain, `ScopeRoot/shutdown()` waits for
     /// the scopes still open and closes the app services, and only then are the running
     /// services cancelled, so that a request's last commit still has its connection.
     ///
