@@ -178,7 +178,7 @@ let package = Package(
         // The reliability suite (scripts/reliability/run): drives the built ExampleServer.
         .executableTarget(
             name: "ReliabilitySuite",
-            dependencies: ["Scoped", "ScopedSQLite", "CSQLite"],
+            dependencies: ["Scoped", "ScopedSQLite", "CSQLite", "ScopedTestSupport"],
             path: "scripts/reliability/Sources/ReliabilitySuite"
         ),
         // Helpers shared by the test targets: temporary folders, one-shot signals, log capture, a

@@ -17,6 +17,7 @@ enum ReliabilitySuite {
         ("static", StaticChecksScenario.run),
         ("log-secrets", LogSecretsScenario.run),
         ("idle-timeout", IdleTimeoutScenario.run),
+        ("scale-out", ScaleOutScenario.run),
     ]
 
     static func main() async {

@@ -11,7 +11,7 @@ enum DisconnectScenario {
         let server = try ServerProcess(suite, profile: "development", database: database)
         defer { server.stop() }
         let load = EchoLoad(
-            port: server.port,
+            ports: [server.port],
             requests: suite.scaled(short: 10_000, full: 100_000),
             connections: 64,
             disconnectRate: 0.1,

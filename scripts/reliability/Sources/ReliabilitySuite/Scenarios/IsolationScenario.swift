@@ -6,7 +6,7 @@ enum IsolationScenario {
         var result = ScenarioResult("isolation")
         let server = try ServerProcess(suite, profile: "development", database: suite.databaseFile("isolation"))
         defer { server.stop() }
-        let load = EchoLoad(port: server.port, requests: suite.scaled(short: 10_000, full: 100_000), connections: 64)
+        let load = EchoLoad(ports: [server.port], requests: suite.scaled(short: 10_000, full: 100_000), connections: 64)
         let (tally, seconds) = load.run()
         result.report(
             "\(load.requests.grouped) requests over \(load.connections) connections in \(String(format: "%.1f", seconds)) s"

@@ -4,9 +4,12 @@ import Synchronization
 /// Many keep-alive connections, each sending requests that carry their own request ID and
 /// their own `X-Catalog` override, and checking that every answer names that request only.
 struct EchoLoad {
-    var port: Int
+    /// The servers' ports; connections are spread over them in turn.
+    var ports: [Int]
     var requests: Int
     var connections: Int
+    /// The type the server's own repository reports, where no override selects the fixture.
+    var repository = "SQLiteMovieRepository"
     /// The share of requests whose client disconnects at a random moment.
     var disconnectRate = 0.0
     /// The share of requests that write a movie instead of asking for an echo.
@@ -37,7 +40,7 @@ struct EchoLoad {
                     ? HTTPRequest("POST", "/movies", headers: headers, json: #"{"title":"load-\#(id)","year":2000}"#)
                     : HTTPRequest("GET", "/debug/echo", headers: headers)
                 do {
-                    if connection == nil { connection = try HTTPConnection(port: port) }
+                    if connection == nil { connection = try HTTPConnection(port: ports[thread % ports.count]) }
                     if Double.random(in: 0..<1) < disconnectRate {
                         try disconnect(connection!, request: request, mode: Disconnect.allCases.randomElement()!)
                         connection = nil
@@ -74,7 +77,7 @@ struct EchoLoad {
         guard response.status == 200, let echo = try? response.json(ScopeEcho.self) else {
             return "\(id): echo answered \(response.status) \(response.text)"
         }
-        let repository = fixture ? "InMemoryMovieRepository" : "SQLiteMovieRepository"
+        let repository = fixture ? "InMemoryMovieRepository" : self.repository
         let readings = [echo.handler, echo.asyncLet, echo.afterDatabase] + echo.taskGroup
         guard echo.taskGroup.count == 2, echo.database == id,
             readings.allSatisfy({ $0.requestID == id && $0.repository == repository })
