@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.6.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
     ],
     targets: [
         .target(name: "MallocCounter"),
@@ -29,6 +31,9 @@ let package = Package(
                 "CSQLiteBench",
                 .product(name: "Scoped", package: "Scoped"),
                 .product(name: "ScopedSQLite", package: "Scoped"),
+                .product(name: "ScopedPostgres", package: "Scoped"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Dependencies", package: "swift-dependencies"),
                 .product(name: "Swinject", package: "Swinject"),

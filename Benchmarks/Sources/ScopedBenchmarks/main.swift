@@ -6,9 +6,17 @@ let filter = CommandLine.arguments.dropFirst().first
 
 /// Measures the workloads inside a task, as a request handler runs, and formats the table.
 func runBenchmarks(filter: String?) async -> [String] {
+    var postgres: [Workload] = []
+    if filter == nil || filter!.contains("postgres") {
+        do {
+            postgres = try await postgresWorkloads()
+        } catch {
+            print("The PostgreSQL rows are left out: \(error)")
+        }
+    }
     let workloads =
         (coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + instrumentationWorkloads()
-        + ((try? sqliteWorkloads()) ?? []))
+        + ((try? sqliteWorkloads()) ?? []) + postgres)
         .filter {
             filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!)
         }
