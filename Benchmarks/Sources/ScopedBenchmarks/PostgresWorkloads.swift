@@ -4,9 +4,10 @@ import PostgresNIO
 import Scoped
 import ScopedPostgres
 
-/// Point reads on a 1,000-row PostgreSQL table, one request each: Scoped's request scope and
-/// session against the same statements on a connection leased by hand. Rows only when
-/// `POSTGRES_URL` names a server (Benchmarks/postgres.sh starts one).
+/// Point reads on a 1,000-row PostgreSQL table, one request each.
+///
+/// Scoped's request scope and session against the same statements on a connection leased by
+/// hand. Rows only when `POSTGRES_URL` names a server (Benchmarks/postgres.sh starts one).
 func postgresWorkloads() async throws -> [Workload] {
     guard let url = ProcessInfo.processInfo.environment["POSTGRES_URL"] else { return [] }
     let schema = PostgresMigration(
@@ -46,8 +47,10 @@ func postgresWorkloads() async throws -> [Workload] {
             for i in 0..<n {
                 sum &+=
                     (try? await client.withConnection { connection in
-                        try await connection.query("SELECT title FROM movies WHERE id = \(i % 1000 + 1)", logger: logger)
-                            .collect()[0].decode(String.self).utf8.count
+                        try await
+                            connection.query("SELECT title FROM movies WHERE id = \(i % 1000 + 1)", logger: logger)
+                            .collect()[0]
+                            .decode(String.self).utf8.count
                     }) ?? 0
             }
             return sum
@@ -58,10 +61,14 @@ func postgresWorkloads() async throws -> [Workload] {
                 sum &+=
                     (try? await client.withConnection { connection in
                         _ = try await connection.query("BEGIN", logger: logger).collect()
-                        let title = try await connection.query(
-                            "SELECT title FROM movies WHERE id = \(i % 1000 + 1)",
-                            logger: logger
-                        ).collect()[0].decode(String.self)
+                        let title =
+                            try await
+                            connection.query(
+                                "SELECT title FROM movies WHERE id = \(i % 1000 + 1)",
+                                logger: logger
+                            )
+                            .collect()[0]
+                            .decode(String.self)
                         _ = try await connection.query("COMMIT", logger: logger).collect()
                         return title.utf8.count
                     }) ?? 0
@@ -73,9 +80,11 @@ func postgresWorkloads() async throws -> [Workload] {
             for i in 0..<n {
                 sum &+=
                     (try? await root.withScope {
-                        try await ScopedValues.current.postgresSession.query(
-                            "SELECT title FROM movies WHERE id = \(i % 1000 + 1)"
-                        )[0].decode(String.self).utf8.count
+                        try await ScopedValues.current.postgresSession
+                            .query(
+                                "SELECT title FROM movies WHERE id = \(i % 1000 + 1)"
+                            )[0]
+                            .decode(String.self).utf8.count
                     }) ?? 0
             }
             return sum
