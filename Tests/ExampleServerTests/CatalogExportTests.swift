@@ -12,8 +12,8 @@ import Testing
 
 /// The SQLite repository, holding the export mid-stream: the first read of a batch after
 /// `heldAfter` fires `held` and waits for `release`.
-struct HoldingRepository: SQLiteBackedRepository {
-    let base = SQLiteMovieRepository()
+struct HoldingRepository: ForwardingRepository {
+    let base: any MovieRepository = SQLiteMovieRepository()
     let heldAfter: Int
     let held = Signal()
     let release = Signal()

@@ -15,9 +15,9 @@ import Testing
 
 /// Writes a rating through SQLite, then fails for three stars, as a message handler failing
 /// after its write.
-struct FailingOnThreeStarsRepository: SQLiteBackedRepository {
+struct FailingOnThreeStarsRepository: ForwardingRepository {
     struct Failure: Error {}
-    let base = SQLiteMovieRepository()
+    let base: any MovieRepository = SQLiteMovieRepository()
 
     func addRating(movieID: Int, stars: Int) async throws -> Bool {
         let added = try await base.addRating(movieID: movieID, stars: stars)

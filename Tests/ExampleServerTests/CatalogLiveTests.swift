@@ -13,9 +13,9 @@ import Testing
 import ScopedTestSupport
 
 /// A repository that writes through SQLite and then fails, as a handler failing after its write.
-struct FailingAfterWriteRepository: SQLiteBackedRepository {
+struct FailingAfterWriteRepository: ForwardingRepository {
     struct Failure: Error {}
-    let base = SQLiteMovieRepository()
+    let base: any MovieRepository = SQLiteMovieRepository()
 
     func create(_ input: MovieInput) async throws -> Movie {
         _ = try await base.create(input)

@@ -17,30 +17,16 @@ func instrumentationWorkloads() -> [Workload] {
         $0.benchRepository = LiveBenchRepository()
     }
     let scoped = ScopedController()
-    let requestScope = { (root: ScopeRoot, n: Int) in
-        var sum = 0
-        for _ in 0..<n {
-            sum &+=
-                (try? await root.withScope({
-                    $0.benchRepository = MockBenchRepository()
-                    $0.benchRequestID = "request"
-                }) {
-                    _ = try await ScopedValues.current[RequestResourceKey.self]
-                    return scoped.count()
-                }) ?? 0
-        }
-        return sum
-    }
     return [
         Workload(
             group: "request scope",
             name: "Scoped root.withScope: the same, metrics into a Prometheus registry"
-        ) { n in await requestScope(prometheus, n) },
+        ) { n in await requests(n, on: prometheus, reading: scoped) },
         Workload(
             group: "request scope",
             name: "Scoped root.withScope: the same, spans into InMemoryTracer"
         ) { n in
-            let sum = await requestScope(traced, n)
+            let sum = await requests(n, on: traced, reading: scoped)
             tracer.clearAll()
             return sum
         },

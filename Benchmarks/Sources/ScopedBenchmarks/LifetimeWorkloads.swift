@@ -24,6 +24,23 @@ extension DependencyValues {
     }
 }
 
+/// `n` requests on `root`: each opens a request scope, sets 2 entries, builds 1 per-scope
+/// resource, reads an entry with `controller`, and closes the scope (closing the resource).
+func requests(_ n: Int, on root: ScopeRoot, reading controller: ScopedController) async -> Int {
+    var sum = 0
+    for _ in 0..<n {
+        sum &+=
+            (try? await root.withScope({
+                $0.benchRepository = MockBenchRepository()
+                $0.benchRequestID = "request"
+            }) {
+                _ = try await ScopedValues.current[RequestResourceKey.self]
+                return controller.count()
+            }) ?? 0
+    }
+    return sum
+}
+
 /// The per-request cost: open a request scope, set 2 entries, build 1 per-scope resource,
 /// read an entry, close the scope (closing the resource).
 func lifetimeWorkloads() -> [Workload] {
@@ -37,20 +54,7 @@ func lifetimeWorkloads() -> [Workload] {
         Workload(
             group: "request scope",
             name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read"
-        ) { n in
-            var sum = 0
-            for _ in 0..<n {
-                sum &+=
-                    (try? await root.withScope({
-                        $0.benchRepository = MockBenchRepository()
-                        $0.benchRequestID = "request"
-                    }) {
-                        _ = try await ScopedValues.current[RequestResourceKey.self]
-                        return scoped.count()
-                    }) ?? 0
-            }
-            return sum
-        },
+        ) { n in await requests(n, on: root, reading: scoped) },
         Workload(
             group: "request scope",
             name: "Swinject child container + 2 registrations + 1 resource resolved + 1 resolve"

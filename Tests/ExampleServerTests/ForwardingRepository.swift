@@ -1,12 +1,12 @@
 import MovieCatalog
 
-/// A repository that does what the SQLite repository does, except where a test changes it:
-/// every method it does not implement forwards to `base`.
-protocol SQLiteBackedRepository: MovieRepository {
-    var base: SQLiteMovieRepository { get }
+/// A repository that does what `base` does, except where a test changes it: every method it
+/// does not implement forwards to `base`.
+protocol ForwardingRepository: MovieRepository {
+    var base: any MovieRepository { get }
 }
 
-extension SQLiteBackedRepository {
+extension ForwardingRepository {
     func page(limit: Int, offset: Int) async throws -> MoviePage { try await base.page(limit: limit, offset: offset) }
     func movies(after id: Int, limit: Int) async throws -> [Movie] { try await base.movies(after: id, limit: limit) }
     func movie(id: Int) async throws -> Movie? { try await base.movie(id: id) }
