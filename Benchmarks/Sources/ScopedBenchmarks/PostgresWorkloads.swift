@@ -41,7 +41,7 @@ func postgresWorkloads() async throws -> [Workload] {
     Task { await client.run() }
     let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    return [
+    return try fluentWorkloads(url: url) + [
         Workload(group: "postgres", name: "by hand: lease, SELECT, return (no transaction)") { n in
             var sum = 0
             for i in 0..<n {
