@@ -4,13 +4,16 @@ import Logging
 import MovieCatalog
 import Scoped
 import ScopedHummingbird
+import PostgresNIO
+import ScopedPostgres
 import ScopedSQLite
+import ServiceLifecycle
 
 /// The example server's `GET /movies/{id}`, with its session and repository passed by hand.
 ///
 /// The stack is ExampleServer's (request IDs, the request log, API errors, routing, JSON
-/// encoding, one SQLite transaction per request) with one difference: the handler is handed
-/// its session and repository instead of reading them from a request scope.
+/// encoding, one SQLite or PostgreSQL transaction per request) with one difference: the
+/// handler is handed its session and repository instead of reading them from a request scope.
 /// `Benchmarks/load.sh` runs it against ExampleServer to isolate what Scoped costs.
 @main
 enum HandWiredCatalog {
@@ -21,12 +24,7 @@ enum HandWiredCatalog {
             handler.logLevel = .info
             return handler
         }
-        let database = try SQLiteDatabase(
-            SQLiteConfiguration(
-                path: environment["DATABASE_PATH"] ?? "handwired.sqlite",
-                migrations: SQLiteMovieRepository.migrations
-            )
-        )
+        let store = try Store(environment)
         let router = Router()
         let table = RouteTable()
         router.add(middleware: RequestIDMiddleware())
@@ -38,16 +36,16 @@ enum HandWiredCatalog {
             .on(.get, "/movies/:id") { _, context in
                 let id = try RequestInput.id(context)
                 // By hand: one session per request, its repository, and the commit or rollback.
-                let session = SQLiteSession(database: database)
+                let (repository, finish) = store.readSession()
                 do {
-                    guard let movie = try await SQLiteMovieRepository(session: session).movie(id: id) else {
+                    guard let movie = try await repository.movie(id: id) else {
                         throw APIError.notFound("No movie with id \(id).")
                     }
                     let response = try JSONResponse.make(movie)
-                    try await session.finish(.success)
+                    try await finish(.success)
                     return response
                 } catch {
-                    try? await session.finish(.failure(error))
+                    try? await finish(.failure(error))
                     throw error
                 }
             }
@@ -59,6 +57,54 @@ enum HandWiredCatalog {
             ),
             logger: Logger(label: "HandWiredCatalog")
         )
-        try await app.runService()
+        if let client = store.client {
+            // The client must run for as long as the server does.
+            try await ServiceGroup(services: [client, app], logger: Logger(label: "HandWiredCatalog")).run()
+        } else {
+            try await app.runService()
+        }
+    }
+}
+
+/// The database, chosen as ExampleServer chooses it: SQLite at `DATABASE_PATH`, or PostgreSQL
+/// at `DATABASE_URL` when `DATABASE_KIND` is `postgres` (migrated by ExampleServer first).
+struct Store {
+    let sqlite: SQLiteDatabase?
+    let client: PostgresClient?
+    private let logger = Logger(label: "HandWiredCatalog.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    init(_ environment: [String: String]) throws {
+        if environment["DATABASE_KIND"] == "postgres" {
+            let configuration = try PostgresConfiguration(url: environment["DATABASE_URL"] ?? "")
+            var options = PostgresClient.Configuration(
+                host: configuration.host,
+                port: configuration.port,
+                username: configuration.username,
+                password: configuration.password,
+                database: configuration.database,
+                tls: .disable
+            )
+            options.options.maximumConnections = configuration.maximumConnections
+            client = PostgresClient(configuration: options)
+            sqlite = nil
+        } else {
+            sqlite = try SQLiteDatabase(
+                SQLiteConfiguration(
+                    path: environment["DATABASE_PATH"] ?? "handwired.sqlite",
+                    migrations: SQLiteMovieRepository.migrations
+                )
+            )
+            client = nil
+        }
+    }
+
+    /// A read-only session made by hand, the repository on it, and how to end it.
+    func readSession() -> (any MovieRepository, @Sendable (ScopeOutcome) async throws -> Void) {
+        if let client {
+            let session = PostgresSession(client: client, mode: .readOnly, logger: logger)
+            return (PostgresMovieRepository(session: session), { try await session.finish($0) })
+        }
+        let session = SQLiteSession(database: sqlite!)
+        return (SQLiteMovieRepository(session: session), { try await session.finish($0) })
     }
 }

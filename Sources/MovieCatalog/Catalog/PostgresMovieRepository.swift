@@ -49,11 +49,21 @@ package struct PostgresMovieRepository: MovieRepository {
         ),
     ]
 
+    private let currentSession: @Sendable () async throws -> PostgresSession
+
     /// A repository on the current scope's session.
-    package init() {}
+    package init() {
+        currentSession = { try await ScopedValues.current.postgresSession }
+    }
+
+    /// A repository on `session`, passed by hand instead of read from a scope (the load
+    /// benchmark's hand-wired server).
+    package init(session: PostgresSession) {
+        currentSession = { session }
+    }
 
     private var session: PostgresSession {
-        get async throws { try await ScopedValues.current.postgresSession }
+        get async throws { try await currentSession() }
     }
 
     private static func movies(_ rows: [PostgresRow]) throws -> [Movie] {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Load benchmark on PostgreSQL: GET /movies/{id} on ExampleServer (DATABASE_KIND=postgres,
+# metrics off) and on HandWiredCatalog, the same stack with the session and repository passed
+# by hand, both on one throwaway local cluster; release builds, wrk on loopback.
+# Usage: bash Benchmarks/load-postgres.sh      (DURATION=10 CONNECTIONS=64 ROUNDS=3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${DURATION:-10}
+connections=${CONNECTIONS:-64}
+rounds=${ROUNDS:-3}
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk"; exit 1; }
+swift build -c release --product ExampleServer
+swift build -c release --product HandWiredCatalog
+
+source Benchmarks/postgres-cluster.sh
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; stop_postgres; }
+trap cleanup EXIT
+wait_for() {
+    for _ in $(seq 1 100); do curl -fsS "$1" >/dev/null 2>&1 && return 0; sleep 0.2; done
+    echo "no answer from $1"; exit 1
+}
+# ExampleServer migrates and seeds the database; the hand-wired server reads the same one.
+APP_ENV=development DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL" METRICS_ENABLED=false HTTP_PORT=18111 \
+    .build/release/ExampleServer >/dev/null 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:18111/movies/1
+DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL" HTTP_PORT=18112 .build/release/HandWiredCatalog >/dev/null 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:18112/movies/1
+[ "$(curl -fsS http://127.0.0.1:18111/movies/1)" = "$(curl -fsS http://127.0.0.1:18112/movies/1)" ] \
+    || { echo "the servers answer GET /movies/1 differently"; exit 1; }
+
+run() {
+    local name=$1 port=$2 out
+    out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/movies/1")
+    echo "| $name | $(echo "$out" | awk '/Requests\/sec/ {print $2}') | $(echo "$out" | awk '$1 == "99%" {print $2}') |"
+}
+echo "| server on PostgreSQL (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 |"
+echo "|---|---:|---:|"
+for round in $(seq 1 "$rounds"); do
+    run "HandWiredCatalog: session passed by hand (round $round)" 18112
+    run "ExampleServer: Scoped request scope (round $round)" 18111
+done
