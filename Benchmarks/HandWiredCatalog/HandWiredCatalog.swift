@@ -76,16 +76,7 @@ struct Store {
     init(_ environment: [String: String]) throws {
         if environment["DATABASE_KIND"] == "postgres" {
             let configuration = try PostgresConfiguration(url: environment["DATABASE_URL"] ?? "")
-            var options = PostgresClient.Configuration(
-                host: configuration.host,
-                port: configuration.port,
-                username: configuration.username,
-                password: configuration.password,
-                database: configuration.database,
-                tls: .disable
-            )
-            options.options.maximumConnections = configuration.maximumConnections
-            client = PostgresClient(configuration: options)
+            client = PostgresClient(configuration: configuration.clientConfiguration)
             sqlite = nil
         } else {
             sqlite = try SQLiteDatabase(

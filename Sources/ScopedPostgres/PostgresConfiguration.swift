@@ -1,6 +1,6 @@
 import Foundation
 import NIOSSL
-import PostgresNIO
+public import PostgresNIO
 
 /// How to reach the application's PostgreSQL database, and what to migrate it with.
 ///
@@ -122,8 +122,9 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// The database's URL with the password redacted.
     public var description: String { redactedURL }
 
-    /// The configuration postgres-nio's client is created with.
-    var clientConfiguration: PostgresClient.Configuration {
+    /// The configuration postgres-nio's client is created with: for code that makes its own
+    /// `PostgresClient`, outside a root.
+    public var clientConfiguration: PostgresClient.Configuration {
         var configuration = PostgresClient.Configuration(
             host: host,
             port: port,

@@ -28,16 +28,7 @@ func postgresWorkloads() async throws -> [Workload] {
     let problems = await root.validate()
     guard problems.isEmpty else { throw BenchmarkSetupError(description: "\(problems)") }
 
-    var clientConfiguration = PostgresClient.Configuration(
-        host: configuration.host,
-        port: configuration.port,
-        username: configuration.username,
-        password: configuration.password,
-        database: configuration.database,
-        tls: .disable
-    )
-    clientConfiguration.options.maximumConnections = 4
-    let client = PostgresClient(configuration: clientConfiguration)
+    let client = PostgresClient(configuration: configuration.clientConfiguration)
     Task { await client.run() }
     let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
 
