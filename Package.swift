@@ -166,6 +166,7 @@ let package = Package(
         .executableTarget(
             name: "HandWiredCatalog",
             dependencies: [
+                "CatalogApp",
                 "MovieCatalog",
                 "Scoped",
                 "ScopedHummingbird",
@@ -174,6 +175,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/HandWiredCatalog"

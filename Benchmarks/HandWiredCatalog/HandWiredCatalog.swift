@@ -1,5 +1,8 @@
 import Foundation
+import CatalogApp
 import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 import MovieCatalog
 import Scoped
@@ -11,7 +14,7 @@ import ServiceLifecycle
 
 /// The example server's `GET /movies/{id}`, with its session and repository passed by hand.
 ///
-/// The stack is ExampleServer's (request IDs, the request log, API errors, routing, JSON
+/// The stack is ExampleServer's (its HTTP channel, request IDs, the request log, API errors, routing, JSON
 /// encoding, one SQLite or PostgreSQL transaction per request) with one difference: the
 /// handler is handed its session and repository instead of reading them from a request scope.
 /// `Benchmarks/load.sh` runs it against ExampleServer to isolate what Scoped costs.
@@ -49,8 +52,21 @@ enum HandWiredCatalog {
                     throw error
                 }
             }
+        // ExampleServer's channel: hummingbird-websocket's upgrade channel, guarded until the
+        // first request head; no WebSocket route here.
+        let webSocketResponder = Router(context: BasicWebSocketRequestContext.self).buildResponder()
         let app = Application(
             router: router,
+            server: HTTPServerBuilder { responder in
+                GuardedChildChannel(
+                    base: HTTP1WebSocketUpgradeChannel(
+                        responder: responder,
+                        webSocketResponder: webSocketResponder,
+                        configuration: .init()
+                    ),
+                    timeout: .seconds(60)
+                )
+            },
             configuration: .init(
                 address: .hostname("127.0.0.1", port: Int(environment["HTTP_PORT"] ?? "8090") ?? 8090),
                 serverName: "HandWiredCatalog"
