@@ -18,6 +18,7 @@ enum ReliabilitySuite {
         ("log-secrets", LogSecretsScenario.run),
         ("idle-timeout", IdleTimeoutScenario.run),
         ("scale-out", ScaleOutScenario.run),
+        ("contention-pg", { try await WriterContentionScenario.run($0, on: .postgres) }),
     ]
 
     static func main() async {
@@ -70,7 +71,7 @@ enum ReliabilitySuite {
                 result = broken
             }
             let seconds = String(format: "%.1f", (ContinuousClock.now - start).inSeconds)
-            let name = result.name.padding(toLength: 12, withPad: " ", startingAt: 0)
+            let name = result.name.padding(toLength: 13, withPad: " ", startingAt: 0)
             say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
             if !result.passed { failed.append(result.name) }
         }

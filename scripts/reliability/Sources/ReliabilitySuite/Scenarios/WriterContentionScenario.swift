@@ -1,13 +1,63 @@
 import Foundation
+import ScopedTestSupport
 import Synchronization
 
-/// 7. Writer contention: 200 concurrent writers while a second process holds `BEGIN IMMEDIATE`
-/// for 2 seconds. No 500s; every acknowledged write present; p99 latency reported.
+/// 7. Writer contention: 200 concurrent writers while a second process holds the database's
+/// write lock for 2 seconds: `BEGIN IMMEDIATE` on SQLite, or, with `on: .postgres`,
+/// `LOCK TABLE movies IN EXCLUSIVE MODE` from `psql`. No 500s; every acknowledged write
+/// present; p99 latency reported.
 enum WriterContentionScenario {
+    /// The database the server writes to, and how the scenario locks and reads it.
+    private struct Store: Sendable {
+        var environment: [String: String] = [:]
+        var database: URL
+        /// Starts a process that holds the write lock for 2 seconds and exits 0.
+        var holdLock: @Sendable () throws -> Process
+        /// The stored movies' titles by ID.
+        var titles: @Sendable () throws -> [Int: String]
+    }
+
+    enum Backend { case sqlite, postgres }
+
     static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        var result = ScenarioResult("contention")
+        try await run(suite, on: .sqlite)
+    }
+
+    static func run(_ suite: SuiteOptions, on backend: Backend) async throws -> ScenarioResult {
+        var result = ScenarioResult(backend == .sqlite ? "contention" : "contention-pg")
         let database = suite.databaseFile("contention")
-        let server = try ServerProcess(suite, profile: "production", database: database)
+        let store: Store
+        switch backend {
+        case .sqlite:
+            store = Store(
+                database: database,
+                holdLock: { try WriteLockHolder.start(suite, database: database, seconds: 2) },
+                titles: { try RawDatabase(database.path).movieTitles() }
+            )
+        case .postgres:
+            let postgres = try PostgresTestServer.shared()
+            let url = try postgres.makeDatabase()
+            let name = String(url.split(separator: "/").last!)
+            store = Store(
+                environment: ["DATABASE_KIND": "postgres", "DATABASE_URL": url],
+                database: database,
+                holdLock: {
+                    try postgres.startPsql(
+                        "BEGIN; LOCK TABLE movies IN EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;",
+                        database: name
+                    )
+                },
+                titles: {
+                    try postgres.psql("SELECT id || '|' || title FROM movies", database: name)
+                        .split(separator: "\n")
+                        .reduce(into: [Int: String]()) { titles, line in
+                            let parts = line.split(separator: "|", maxSplits: 1)
+                            if parts.count == 2, let id = Int(parts[0]) { titles[id] = String(parts[1]) }
+                        }
+                }
+            )
+        }
+        let server = try ServerProcess(suite, profile: "production", database: database, environment: store.environment)
         defer { server.stop() }
         let duration = Double(suite.scaled(short: 5, full: 30))
         let writers = 200
@@ -19,7 +69,7 @@ enum WriterContentionScenario {
         let lockThread = Thread {
             Thread.sleep(forTimeInterval: min(1, duration / 3))
             do {
-                let process = try WriteLockHolder.start(suite, database: database, seconds: 2)
+                let process = try store.holdLock()
                 holder.withLock { $0 = process }
             } catch {
                 lockError.withLock { $0 = "\(error)" }
@@ -57,7 +107,7 @@ enum WriterContentionScenario {
         if let lockError = lockError.withLock({ $0 }) { throw SuiteError(lockError) }
         guard let process = holder.withLock({ $0 }) else { throw SuiteError("the lock holder never started") }
         process.waitUntilExit()
-        let stored = try RawDatabase(database.path).movieTitles()
+        let stored = try store.titles()
         let missing = acknowledged.withLock { $0.filter { stored[$0.key] != $0.value }.count }
         result.report(
             "\(writers) writers for \(Int(duration)) s, another process holding the write lock for 2 s: \(tally["created"].grouped) created, \(tally["busy"]) answered 503"
