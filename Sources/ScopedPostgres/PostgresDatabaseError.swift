@@ -36,6 +36,14 @@ public struct PostgresDatabaseError: Error, Sendable, CustomStringConvertible {
         "PostgreSQL \(kind.rawValue)\(sqlState.map { " (\($0))" } ?? ""): \(message)"
     }
 
+    /// The session's connection was closed by the server before a statement was sent.
+    static let connectionClosed = PostgresDatabaseError(
+        kind: .connectionLost,
+        sqlState: nil,
+        message: "the server closed the session's connection",
+        constraint: nil
+    )
+
     /// Classifies an error thrown by postgres-nio; other errors (cancellation, this library's
     /// own) are returned unchanged.
     static func classify(_ error: any Error) -> any Error {

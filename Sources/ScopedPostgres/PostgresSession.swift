@@ -90,12 +90,7 @@ public final class PostgresSession: Sendable {
         // failing it, and its caller would wait forever: refuse it here instead.
         guard !connection.isClosed else {
             state.withLock { $0.isAborted = true }
-            throw PostgresDatabaseError(
-                kind: .connectionLost,
-                sqlState: nil,
-                message: "the server closed the session's connection",
-                constraint: nil
-            )
+            throw PostgresDatabaseError.connectionClosed
         }
         do {
             return try await body(connection)
@@ -175,16 +170,7 @@ public final class PostgresSession: Sendable {
         let logger = logger
         let commit = outcome.isSuccess && !isAborted
         let ended: Result<Void, any Error> = await Task {
-            guard !lease.connection.isClosed else {
-                return .failure(
-                    PostgresDatabaseError(
-                        kind: .connectionLost,
-                        sqlState: nil,
-                        message: "the server closed the session's connection",
-                        constraint: nil
-                    )
-                )
-            }
+            guard !lease.connection.isClosed else { return .failure(PostgresDatabaseError.connectionClosed) }
             do {
                 _ = try await lease.connection.query(commit ? "COMMIT" : "ROLLBACK", logger: logger).collect()
                 return .success(())

@@ -25,7 +25,8 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
     func environment() throws -> [String: String] {
         switch self {
         case .sqlite: [:]
-        case .postgres: ["DATABASE_KIND": "postgres", "DATABASE_URL": try PostgresTestServer.shared().makeDatabase()]
+        case .postgres:
+            ["DATABASE_KIND": "postgres", "DATABASE_URL": try PostgresTestServer.shared().makeDatabase().url]
         }
     }
 

@@ -26,8 +26,9 @@ struct PostgresFixture {
 
     init() throws {
         server = try PostgresTestServer.shared()
-        url = try server.makeDatabase()
-        database = String(url.split(separator: "/").last!)
+        let created = try server.makeDatabase()
+        url = created.url
+        database = created.name
     }
 
     /// A root on the fixture's database.

@@ -46,14 +46,22 @@ public final class PostgresTestServer: Sendable {
 
     private static let started: Result<PostgresTestServer, any Error> = Result { try start() }
 
+    /// A database on the test server: its name, for `psql`, and its URL, for a client.
+    public struct Database: Sendable {
+        /// The database's name.
+        public let name: String
+        /// `postgres://user@host:port/name`.
+        public let url: String
+    }
+
     /// A new empty database on the server.
     ///
-    /// - Returns: its URL, `postgres://user@host:port/name`.
+    /// - Returns: its name and URL.
     /// - Throws: ``PostgresTestServerError`` when `psql` fails.
-    public func makeDatabase() throws -> String {
+    public func makeDatabase() throws -> Database {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
         try psql("CREATE DATABASE \(name)")
-        return url(database: String(name))
+        return Database(name: String(name), url: url(database: String(name)))
     }
 
     /// The URL of `database` on the server.

@@ -11,9 +11,9 @@ enum ScaleOutScenario {
     static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
         var result = ScenarioResult("scale-out")
         let postgres = try PostgresTestServer.shared()
-        let url = try postgres.makeDatabase()
-        let database = String(url.split(separator: "/").last!)
-        let environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": url, "DATABASE_CONNECTIONS": "40"]
+        let created = try postgres.makeDatabase()
+        let database = created.name
+        let environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url, "DATABASE_CONNECTIONS": "40"]
         // One after the other: the first migrates and seeds, the second finds both done.
         let first = try ServerProcess(
             suite,
@@ -110,13 +110,7 @@ enum ScaleOutScenario {
             }
         }
         _ = first.waitForExit(timeout: .seconds(10))
-        let stored =
-            try postgres.psql("SELECT id || '|' || title FROM movies WHERE title LIKE 'kill-%'", database: database)
-            .split(separator: "\n")
-            .reduce(into: [Int: String]()) { stored, line in
-                let parts = line.split(separator: "|", maxSplits: 1)
-                if parts.count == 2, let id = Int(parts[0]) { stored[id] = String(parts[1]) }
-            }
+        let stored = try postgres.movieTitles(database: database)
         let lost = acknowledged.withLock { $0.filter { stored[$0.key] != $0.value }.count }
         let total = acknowledged.withLock { $0.count }
         result.check(

@@ -36,10 +36,10 @@ enum WriterContentionScenario {
             )
         case .postgres:
             let postgres = try PostgresTestServer.shared()
-            let url = try postgres.makeDatabase()
-            let name = String(url.split(separator: "/").last!)
+            let created = try postgres.makeDatabase()
+            let name = created.name
             store = Store(
-                environment: ["DATABASE_KIND": "postgres", "DATABASE_URL": url],
+                environment: ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url],
                 database: database,
                 holdLock: {
                     try postgres.startPsql(
@@ -47,14 +47,7 @@ enum WriterContentionScenario {
                         database: name
                     )
                 },
-                titles: {
-                    try postgres.psql("SELECT id || '|' || title FROM movies", database: name)
-                        .split(separator: "\n")
-                        .reduce(into: [Int: String]()) { titles, line in
-                            let parts = line.split(separator: "|", maxSplits: 1)
-                            if parts.count == 2, let id = Int(parts[0]) { titles[id] = String(parts[1]) }
-                        }
-                }
+                titles: { try postgres.movieTitles(database: name) }
             )
         }
         let server = try ServerProcess(suite, profile: "production", database: database, environment: store.environment)
