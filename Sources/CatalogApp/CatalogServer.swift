@@ -50,6 +50,7 @@ package enum CatalogServer {
             case .postgres:
                 values.postgresConfiguration = configuration.postgres
                 values.movieHistory = PostgresMovieHistory()
+                values.debugDatabase = PostgresDebugDatabase()
             }
             // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
             if configuration.repositoryVariant != "sqlite" {

@@ -14,6 +14,8 @@ public struct PostgresDatabase: Sendable {
     public let configuration: PostgresConfiguration
     /// Where statements and migrations are logged.
     public let logger: Logger
+    /// Connections leased to sessions made with ``PostgresSession/init(database:mode:)``.
+    let leases = PostgresLeaseCounter()
 
     /// Connects with `client` and migrates the database.
     ///
@@ -52,6 +54,28 @@ public struct PostgresDatabase: Sendable {
                 problem: "\(PostgresDatabaseError.classify(error))"
             )
         }
+    }
+}
+
+extension PostgresDatabase {
+    /// Connection counts, from ``PostgresDatabase/statistics()``.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// The most connections the client opens (``PostgresConfiguration/maximumConnections``).
+        public var connections: Int
+        /// Connections leased to a session right now.
+        public var leased: Int
+    }
+
+    /// A snapshot of the connections: how many the client may open and how many sessions
+    /// hold right now.
+    ///
+    /// A session returns its connection after its commit or rollback, so once every scope has
+    /// ended `leased` is 0: a session left holding one would show here. Meant for health and
+    /// debug endpoints.
+    ///
+    /// - Returns: the counts.
+    public func statistics() -> Statistics {
+        Statistics(connections: configuration.maximumConnections, leased: leases.count)
     }
 }
 

@@ -82,7 +82,7 @@ public enum PostgresSessionKey: ScopedServiceKey {
     public static func makeValue() async throws -> PostgresSession {
         let values = ScopedValues.current
         let database = try await values.postgresDatabase
-        return PostgresSession(client: database.client, mode: values.postgresTransactionMode, logger: database.logger)
+        return PostgresSession(database: database, mode: values.postgresTransactionMode)
     }
 
     /// Closes the service when its owning scope ends: commits or rolls back, and returns the

@@ -36,6 +36,8 @@ public final class PostgresSession: Sendable {
     }
 
     private let client: PostgresClient
+    /// Counts the session's lease in its database's statistics, when it has one.
+    private let leases: PostgresLeaseCounter?
     /// How the session begins its transaction.
     public let mode: PostgresTransactionMode
     private let logger: Logger
@@ -51,8 +53,23 @@ public final class PostgresSession: Sendable {
     ///   - logger: where postgres-nio logs the session's statements.
     public init(client: PostgresClient, mode: PostgresTransactionMode = .readWrite, logger: Logger) {
         self.client = client
+        self.leases = nil
         self.mode = mode
         self.logger = logger
+    }
+
+    /// Creates a session on `database`'s client, counted in its
+    /// ``PostgresDatabase/statistics()`` while it holds a connection; it leases nothing until
+    /// its first statement.
+    ///
+    /// - Parameters:
+    ///   - database: the application's database.
+    ///   - mode: how the transaction begins.
+    public init(database: PostgresDatabase, mode: PostgresTransactionMode = .readWrite) {
+        self.client = database.client
+        self.leases = database.leases
+        self.mode = mode
+        self.logger = database.logger
     }
 
     /// Runs a statement in the session's transaction and returns its rows.
@@ -108,7 +125,7 @@ public final class PostgresSession: Sendable {
             return state.lease?.connection
         }
         if let current { return current }
-        let lease = try await Self.lease(from: client)
+        let lease = try await Self.lease(from: client, counting: leases)
         do {
             _ = try await lease.connection
                 .query(mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", logger: logger)
@@ -131,11 +148,14 @@ public final class PostgresSession: Sendable {
 
     /// Leases a connection for as long as the returned lease is not released: a task holds
     /// postgres-nio's `withConnection` open until then.
-    private static func lease(from client: PostgresClient) async throws -> Lease {
+    private static func lease(from client: PostgresClient, counting leases: PostgresLeaseCounter?) async throws -> Lease
+    {
         let handOver = LeaseHandOver()
         let leasing = Task {
             do {
                 try await client.withConnection { connection in
+                    leases?.add(1)
+                    defer { leases?.add(-1) }
                     await withCheckedContinuation { release in handOver.deliver(.success((connection, release))) }
                 }
             } catch {

@@ -14,65 +14,6 @@ import Testing
 
 @testable import CatalogApp
 
-/// The database a test runs the example server on.
-enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case sqlite, postgres
-
-    var testDescription: String { rawValue }
-
-    /// The environment that selects this backend: for PostgreSQL, a new database on the test
-    /// server.
-    func environment() throws -> [String: String] {
-        switch self {
-        case .sqlite: [:]
-        case .postgres:
-            ["DATABASE_KIND": "postgres", "DATABASE_URL": try PostgresTestServer.shared().makeDatabase().url]
-        }
-    }
-
-    /// The repository the backend's production variant uses.
-    var repository: any MovieRepository {
-        switch self {
-        case .sqlite: SQLiteMovieRepository()
-        case .postgres: PostgresMovieRepository()
-        }
-    }
-
-    /// The backends tests run on here: PostgreSQL where a server can be had, and in CI always.
-    static let available: [Backend] = PostgresTestServer.isEnabled ? allCases : [.sqlite]
-}
-
-/// Runs `body` against the example server, live on loopback, on `backend`, as `run` starts it:
-/// the root's services running, validated and seeded; then stops it.
-///
-/// - Parameters:
-///   - backend: the database.
-///   - profile: the configuration profile.
-///   - repository: the repository the root starts from; by default the backend's own. A
-///     repository other than the backend's own is used as is: no variant is selected.
-///   - body: the test, with a client and the root.
-/// - Throws: what loading, start-up or `body` throws.
-func withCatalogServer(
-    on backend: Backend,
-    profile: AppConfiguration.Profile = .development,
-    repository: (any MovieRepository)? = nil,
-    _ body: @escaping @Sendable (any TestClientProtocol, ScopeRoot) async throws -> Void
-) async throws {
-    let folder = try TemporaryFolder()
-    var configuration = try await loadConfiguration(profile, folder: folder, environment: try backend.environment())
-    if repository != nil { configuration.repositoryVariant = "sqlite" }
-    var logger = Logger(label: "test")
-    logger.logLevel = .warning
-    try await withScopedValues({ $0.movieRepository = repository ?? backend.repository }) {
-        let root = try CatalogServer.makeRoot(configuration, base: .current)
-        try await root.withRunningServices(logger: logger) {
-            try await CatalogServer.prepare(root, configuration: configuration, logger: logger)
-            let app = CatalogServer.makeApplication(root: root, configuration: configuration, logger: logger)
-            try await app.test(.live) { client in try await body(client, root) }
-        }
-    }
-}
-
 /// A repository that writes through the backend's repository and then fails, as a handler
 /// failing after its write.
 struct FailingAfterCreate: ForwardingRepository {
@@ -95,7 +36,7 @@ struct CatalogBackendTests {
 
     @Test(arguments: Backend.available)
     func theCatalogAnswersTheSameRequestsWithTheSameResponses(backend: Backend) async throws {
-        try await withCatalogServer(on: backend) { client, _ in
+        try await withCatalogServer(on: backend) { client, _, _ in
             let (_, page) = try await get(client, "/movies?limit=2")
             #expect(page["total"] as? Int == SampleCatalog.movies.count)
             #expect(
@@ -159,7 +100,7 @@ struct CatalogBackendTests {
     func aWriteWhoseRequestFailsIsRolledBack(backend: Backend) async throws {
         // Production: no seeding, which would create through the failing repository.
         let failing = FailingAfterCreate(base: backend.repository)
-        try await withCatalogServer(on: backend, profile: .production, repository: failing) { client, _ in
+        try await withCatalogServer(on: backend, profile: .production, repository: failing) { client, _, _ in
             try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Lost","year":2001}"#)) {
                 $0.expectError(.internalServerError, code: "internal_error", field: nil)
             }
@@ -170,13 +111,13 @@ struct CatalogBackendTests {
 
     @Test(arguments: Backend.available)
     func theOverrideRuleAppliesOnEitherBackendAndProductionIsLockedDown(backend: Backend) async throws {
-        try await withCatalogServer(on: backend) { client, _ in
+        try await withCatalogServer(on: backend) { client, _, _ in
             let (_, fixture) = try await get(client, "/movies", headers: [.catalog: "fixture"])
             #expect(fixture["total"] as? Int == 3)
             let (_, own) = try await get(client, "/movies")
             #expect(own["total"] as? Int == SampleCatalog.movies.count)
         }
-        try await withCatalogServer(on: backend, profile: .production) { client, _ in
+        try await withCatalogServer(on: backend, profile: .production) { client, _, _ in
             let (_, page) = try await get(client, "/movies", headers: [.catalog: "fixture"])
             #expect(page["total"] as? Int == 0)
             let (status, _) = try await get(client, "/debug/scope")

@@ -13,7 +13,6 @@ import Testing
 @testable import CatalogApp
 
 /// The history of changes, recorded by work handed off past each change's response.
-@Suite(.scoped { $0.movieRepository = SQLiteMovieRepository() })
 struct CatalogHistoryTests {
     private func changes(_ client: some TestClientProtocol, movieID: Int) async throws -> [MovieChange] {
         try await client.execute(uri: "/changes?movieID=\(movieID)", method: .get) {
@@ -21,10 +20,9 @@ struct CatalogHistoryTests {
         }
     }
 
-    @Test func eachChangeIsRecordedAfterItsResponseWithTheIDOfTheRequestThatMadeIt() async throws {
-        let folder = try TemporaryFolder()
-        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
-        try await app.test(.live) { client in
+    @Test(arguments: Backend.available)
+    func eachChangeIsRecordedAfterItsResponseWithTheIDOfTheRequestThatMadeIt(backend: Backend) async throws {
+        try await withCatalogServer(on: backend) { client, _, _ in
             let movie = try await client.execute(
                 uri: "/movies",
                 method: .post,
@@ -49,13 +47,15 @@ struct CatalogHistoryTests {
             #expect(recorded.map(\.requestID) == ["create-1", "replace-1", "delete-1"])
             #expect(recorded.allSatisfy { $0.movieID == movie.id && $0.changedAt.hasSuffix("Z") })
         }
-        await root.shutdown()
     }
 
-    @Test func shutdownWaitsForChangesStillBeingRecorded() async throws {
-        let folder = try TemporaryFolder()
-        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
-        let created = try await app.test(.live) { client in
+    @Test(arguments: Backend.available)
+    func shutdownWaitsForChangesStillBeingRecorded(backend: Backend) async throws {
+        let database = try TestDatabase(backend)
+        let created = 20
+        // `withCatalogServer` stops the server, then shuts the root down, which waits for the
+        // records handed off.
+        try await withCatalogServer(on: database) { client, _, _ in
             try await withThrowingTaskGroup { group in
                 for number in 1...20 {
                     group.addTask {
@@ -68,15 +68,8 @@ struct CatalogHistoryTests {
                 }
                 try await group.waitForAll()
             }
-            return 20
         }
-        // The server has stopped; shutting the root down waits for the records handed off.
-        await root.shutdown()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
-        let recorded = try await database.read {
-            try $0.scalar("SELECT count(*) FROM movie_changes WHERE action = 'created'", as: Int.self)
-        }
-        await database.close()
+        let recorded = try await database.integer("SELECT count(*) FROM movie_changes WHERE action = 'created'")
         #expect(recorded == created)
     }
 }

@@ -13,11 +13,11 @@ import Testing
 
 @testable import CatalogApp
 
-/// Writes a rating through SQLite, then fails for three stars, as a message handler failing
-/// after its write.
+/// Writes a rating through the backend's repository, then fails for three stars, as a message
+/// handler failing after its write.
 struct FailingOnThreeStarsRepository: ForwardingRepository {
     struct Failure: Error {}
-    let base: any MovieRepository = SQLiteMovieRepository()
+    let base: any MovieRepository
 
     func addRating(movieID: Int, stars: Int) async throws -> Bool {
         let added = try await base.addRating(movieID: movieID, stars: stars)
@@ -27,7 +27,7 @@ struct FailingOnThreeStarsRepository: ForwardingRepository {
 }
 
 /// `GET /movies/live`, the WebSocket: each message in its own scope and transaction, on the
-/// real server and a real SQLite file.
+/// real server, on either backend.
 struct CatalogLiveRatingsTests {
     /// Sends `messages` on one WebSocket connection and returns the reply to each, parsed.
     private func converse(_ client: some TestClientProtocol, _ messages: [String]) async throws -> [[String: Any]] {
@@ -43,18 +43,17 @@ struct CatalogLiveRatingsTests {
         return replies.all.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
     }
 
-    private func ratingCount(_ folder: TemporaryFolder) async throws -> Int {
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
-        defer { Task { await database.close() } }
-        return try await database.read { try $0.scalar("SELECT count(*) FROM ratings", as: Int.self) } ?? 0
+    private func ratingCount(_ database: TestDatabase) async throws -> Int? {
+        try await database.integer("SELECT count(*) FROM ratings")
     }
 
-    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
-    func aThousandMessagesOnOneConnectionWriteAThousandRatingsEachCommittedBeforeItsReply() async throws {
-        let folder = try TemporaryFolder()
-        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
+    @Test(arguments: Backend.available)
+    func aThousandMessagesOnOneConnectionWriteAThousandRatingsEachCommittedBeforeItsReply(
+        backend: Backend
+    ) async throws {
+        let database = try TestDatabase(backend)
         let messages = (1...1000).map { #"{"rate":{"movieID":1,"stars":\#($0 % 5 + 1)}}"# }
-        try await app.test(.live) { client in
+        try await withCatalogServer(on: database) { client, root, _ in
             let replies = try await converse(client, messages)
             #expect(replies.count == 1000)
             // Each reply counts every rating before it and its own: it was sent after its commit.
@@ -62,15 +61,14 @@ struct CatalogLiveRatingsTests {
             #expect(replies.allSatisfy { $0["movieID"] as? Int == 1 })
             #expect(await eventually { root.openScopeCount == 0 })
         }
-        #expect(try await ratingCount(folder) == 1000)
-        await root.shutdown()
+        #expect(try await ratingCount(database) == 1000)
     }
 
-    @Test(.scoped { $0.movieRepository = FailingOnThreeStarsRepository() })
-    func aMessageWhoseHandlerThrowsRollsBackOnlyItsOwnWrite() async throws {
-        let folder = try TemporaryFolder()
-        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
-        try await app.test(.live) { client in
+    @Test(arguments: Backend.available)
+    func aMessageWhoseHandlerThrowsRollsBackOnlyItsOwnWrite(backend: Backend) async throws {
+        let database = try TestDatabase(backend)
+        let failing = FailingOnThreeStarsRepository(base: backend.repository)
+        try await withCatalogServer(on: database, repository: failing) { client, root, _ in
             let replies = try await converse(
                 client,
                 [5, 3, 4].map { #"{"rate":{"movieID":2,"stars":\#($0)}}"# }
@@ -81,15 +79,13 @@ struct CatalogLiveRatingsTests {
             #expect(replies[2]["average"] as? Double == 4.5)
             #expect(await eventually { root.openScopeCount == 0 })
         }
-        #expect(try await ratingCount(folder) == 2)
-        await root.shutdown()
+        #expect(try await ratingCount(database) == 2)
     }
 
-    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
-    func invalidMessagesGetAnErrorNamingTheProblemAndTheConnectionStaysOpen() async throws {
-        let folder = try TemporaryFolder()
-        let (app, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
-        try await app.test(.live) { client in
+    @Test(arguments: Backend.available)
+    func invalidMessagesGetAnErrorNamingTheProblemAndTheConnectionStaysOpen(backend: Backend) async throws {
+        let database = try TestDatabase(backend)
+        try await withCatalogServer(on: database) { client, _, _ in
             let replies = try await converse(
                 client,
                 [
@@ -116,7 +112,6 @@ struct CatalogLiveRatingsTests {
                 #expect(response.headers[.upgrade] == "websocket")
             }
         }
-        #expect(try await ratingCount(folder) == 1)
-        await root.shutdown()
+        #expect(try await ratingCount(database) == 1)
     }
 }

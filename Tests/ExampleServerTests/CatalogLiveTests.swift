@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import HummingbirdTesting
 import Scoped
+import ScopedPostgres
 import ScopedSQLite
 import ScopedTesting
 import Testing
@@ -140,13 +141,16 @@ struct CatalogLiveTests {
         await root.shutdown()
     }
 
-    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
-    func debugEchoReportsTheRequestsOwnValuesAndStatsCountWhatIsOpen() async throws {
-        let folder = try TemporaryFolder()
-        let configuration = try await loadConfiguration(.development, folder: folder)
-        let (app, root) = try await makeApplication(configuration)
-        try await app.test(.live) { client in
-            for (id, fixture) in [("echo-fixture", true), ("echo-sqlite", false)] {
+    @Test(arguments: Backend.available)
+    func debugEchoReportsTheRequestsOwnValuesAndStatsCountWhatIsOpen(backend: Backend) async throws {
+        let database = try TestDatabase(backend)
+        let configuration = try await loadConfiguration(
+            .development,
+            folder: database.folder,
+            environment: database.environment
+        )
+        try await withCatalogServer(on: database) { client, _, _ in
+            for (id, fixture) in [("echo-fixture", true), ("echo-\(backend)", false)] {
                 var fields: HTTPFields = [.requestID: id]
                 if fixture { fields[.catalog] = "fixture" }
                 try await client.execute(uri: "/debug/echo", method: .get, headers: fields) {
@@ -154,7 +158,7 @@ struct CatalogLiveTests {
                     let echo = try response.decode(ScopeEcho.self)
                     let expected = ScopeEcho.Reading(
                         requestID: id,
-                        repository: fixture ? "InMemoryMovieRepository" : "SQLiteMovieRepository"
+                        repository: fixture ? "InMemoryMovieRepository" : "\(type(of: backend.repository))"
                     )
                     #expect(
                         echo
@@ -171,11 +175,13 @@ struct CatalogLiveTests {
             try await client.execute(uri: "/debug/stats", method: .get) { (response: TestResponse) async throws in
                 let statistics = try response.decode(ServerStatistics.self)
                 #expect(statistics.otherOpenScopes == 0)
-                #expect(statistics.database?.connections == configuration.database.readers + 1)
-                #expect(statistics.database?.leased == 0)
+                let connections =
+                    backend == .sqlite
+                    ? configuration.database.readers + 1 : configuration.postgres?.maximumConnections
+                #expect(statistics.database.connections == connections)
+                #expect(statistics.database.leased == 0)
             }
         }
-        await root.shutdown()
     }
 
     @Test(.scoped { $0.movieRepository = FailingAfterWriteRepository() })

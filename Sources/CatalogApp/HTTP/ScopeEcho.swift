@@ -1,9 +1,6 @@
 import MovieCatalog
 import Scoped
 import ScopedHummingbird
-import PostgresNIO
-import ScopedPostgres
-import ScopedSQLite
 
 /// What a request read from its scope: at the start of the handler, inside child tasks, and after a round-trip through
 /// its database session.
@@ -31,14 +28,8 @@ struct ScopeEcho: Codable, Equatable {
             for _ in 0..<2 { group.addTask { await Reading.currentAfterYield() } }
             return await group.reduce(into: []) { $0.append($1) }
         }
-        let requestID = ScopedValues.current.requestID
-        let database: String?
-        if ScopedValues.current.postgresConfiguration != nil {
-            database = try await ScopedValues.current.postgresSession.query("SELECT \(requestID)::text")[0]
-                .decode(String?.self)
-        } else {
-            database = try await ScopedValues.current.sqliteSession.scalar("SELECT \(requestID)", as: String.self)
-        }
+        let values = ScopedValues.current
+        let database = try await values.debugDatabase.echo(values.requestID)
         return ScopeEcho(
             handler: handler,
             asyncLet: await asyncLet,

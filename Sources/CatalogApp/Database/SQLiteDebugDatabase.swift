@@ -1,0 +1,15 @@
+import Scoped
+import ScopedSQLite
+
+/// ``DebugDatabase`` on the SQLite file: `SELECT ?` on the request's session, and the pool's
+/// readers and writer.
+struct SQLiteDebugDatabase: DebugDatabase {
+    func echo(_ text: String?) async throws -> String? {
+        try await ScopedValues.current.sqliteSession.scalar("SELECT \(text)", as: String.self)
+    }
+
+    func statistics() async throws -> DatabaseStatistics {
+        let statistics = try await ScopedValues.current.database.statistics()
+        return DatabaseStatistics(connections: statistics.connections, leased: statistics.leased)
+    }
+}
