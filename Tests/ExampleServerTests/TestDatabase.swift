@@ -32,6 +32,7 @@ struct TestDatabase: Sendable {
     /// Runs `sql` in a transaction of its own, outside the server.
     ///
     /// - Parameter sql: one statement.
+    /// - Throws: the database's error for a statement it refuses.
     func execute(_ sql: String) async throws {
         if let postgresName {
             _ = try PostgresTestServer.shared().psql(sql, database: postgresName)
@@ -46,6 +47,7 @@ struct TestDatabase: Sendable {
     ///
     /// - Parameter sql: a query whose first column is an integer.
     /// - Returns: the integers, in the rows' order.
+    /// - Throws: the database's error for a query it refuses.
     func integers(_ sql: String) async throws -> [Int] {
         if let postgresName {
             return try PostgresTestServer.shared().psql(sql, database: postgresName)
