@@ -292,18 +292,18 @@ enum OpenAPIDocument {
                 "required": ["id", "title", "year", "director"],
                 "properties": {
                   "id": { "type": "integer", "minimum": 1 },
-                  "title": { "type": "string", "minLength": 1, "maxLength": 200 },
+                  "title": { "type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^\\u0000]*$" },
                   "year": { "type": "integer", "minimum": 1888, "maximum": 2100 },
-                  "director": { "type": ["string", "null"], "minLength": 1, "maxLength": 200 }
+                  "director": { "type": ["string", "null"], "minLength": 1, "maxLength": 200, "pattern": "^[^\\u0000]*$" }
                 }
               },
               "MovieInput": {
                 "type": "object",
                 "required": ["title", "year"],
                 "properties": {
-                  "title": { "type": "string", "minLength": 1, "maxLength": 200 },
+                  "title": { "type": "string", "minLength": 1, "maxLength": 200, "pattern": "^[^\\u0000]*$" },
                   "year": { "type": "integer", "minimum": 1888, "maximum": 2100 },
-                  "director": { "type": ["string", "null"], "minLength": 1, "maxLength": 200 }
+                  "director": { "type": ["string", "null"], "minLength": 1, "maxLength": 200, "pattern": "^[^\\u0000]*$" }
                 }
               },
               "MoviePage": {

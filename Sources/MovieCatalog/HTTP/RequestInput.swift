@@ -164,16 +164,25 @@ package enum RequestInput {
     }
 
     /// Validates a movie body: 422 naming the field at fault.
+    ///
+    /// Text may hold any character but U+0000, which PostgreSQL cannot store in `text`: the
+    /// contract is the same on both backends, so SQLite refuses it too.
     package static func validate(_ body: MovieBody) throws -> MovieInput {
         // Lengths count Unicode scalars, as JSON Schema's `maxLength` does.
         guard MovieInput.titleLengths.contains(body.title.unicodeScalars.count) else {
             throw APIError.invalidField("title", "title must be 1 to 200 characters long.")
+        }
+        guard !body.title.unicodeScalars.contains("\u{0}") else {
+            throw APIError.invalidField("title", "title must not contain the character U+0000.")
         }
         guard MovieInput.years.contains(body.year) else {
             throw APIError.invalidField("year", "year must be between 1888 and 2100.")
         }
         if let director = body.director, !MovieInput.titleLengths.contains(director.unicodeScalars.count) {
             throw APIError.invalidField("director", "director must be 1 to 200 characters long, or null.")
+        }
+        if let director = body.director, director.unicodeScalars.contains("\u{0}") {
+            throw APIError.invalidField("director", "director must not contain the character U+0000.")
         }
         return MovieInput(title: body.title, year: body.year, director: body.director)
     }

@@ -6,19 +6,25 @@ import Foundation
 @main
 enum ReliabilitySuite {
     static let scenarios: [(name: String, run: @Sendable (SuiteOptions) async throws -> ScenarioResult)] = [
-        ("isolation", IsolationScenario.run),
-        ("disconnects", DisconnectScenario.run),
-        ("crash", CrashDurabilityScenario.run),
-        ("bad-input", BadInputScenario.run),
+        ("isolation", { try await IsolationScenario.run($0, on: .sqlite) }),
+        ("disconnects", { try await DisconnectScenario.run($0, on: .sqlite) }),
+        ("crash", { try await CrashDurabilityScenario.run($0, on: .sqlite) }),
+        ("bad-input", { try await BadInputScenario.run($0, on: .sqlite) }),
         ("lockdown", ProductionLockdownScenario.run),
         ("first-use", ConcurrentFirstUseScenario.run),
-        ("contention", WriterContentionScenario.run),
-        ("shutdown", GracefulShutdownScenario.run),
+        ("contention", { try await WriterContentionScenario.run($0, on: .sqlite) }),
+        ("shutdown", { try await GracefulShutdownScenario.run($0, on: .sqlite) }),
         ("static", StaticChecksScenario.run),
         ("log-secrets", LogSecretsScenario.run),
         ("idle-timeout", IdleTimeoutScenario.run),
-        ("scale-out", ScaleOutScenario.run),
+        // The same scenarios with the server on PostgreSQL, and two servers on one database.
+        ("isolation-pg", { try await IsolationScenario.run($0, on: .postgres) }),
+        ("disconnects-pg", { try await DisconnectScenario.run($0, on: .postgres) }),
+        ("crash-pg", { try await CrashDurabilityScenario.run($0, on: .postgres) }),
+        ("bad-input-pg", { try await BadInputScenario.run($0, on: .postgres) }),
         ("contention-pg", { try await WriterContentionScenario.run($0, on: .postgres) }),
+        ("shutdown-pg", { try await GracefulShutdownScenario.run($0, on: .postgres) }),
+        ("scale-out", ScaleOutScenario.run),
     ]
 
     static func main() async {
@@ -71,7 +77,7 @@ enum ReliabilitySuite {
                 result = broken
             }
             let seconds = String(format: "%.1f", (ContinuousClock.now - start).inSeconds)
-            let name = result.name.padding(toLength: 13, withPad: " ", startingAt: 0)
+            let name = result.name.padding(toLength: 14, withPad: " ", startingAt: 0)
             say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
             if !result.passed { failed.append(result.name) }
         }

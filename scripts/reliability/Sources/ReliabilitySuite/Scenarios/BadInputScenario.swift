@@ -24,7 +24,6 @@ enum BadInputScenario {
         "1; UPDATE movies SET title = 'owned'",
         "' UNION SELECT sql FROM sqlite_master --",
         "%27%20OR%201=1",
-        "nul \u{0} byte",
     ]
 
     static func rejections() -> [Case] {
@@ -58,6 +57,14 @@ enum BadInputScenario {
             post("year 1e400", #"{"title":"Alien","year":1e400}"#, 400),
             post("negative year", #"{"title":"Alien","year":-1979}"#, 422, field: "year"),
             post("empty title", #"{"title":"","year":1979}"#, 422, field: "title"),
+            // PostgreSQL's text cannot hold U+0000; both backends refuse it alike.
+            post("U+0000 in the title", #"{"title":"nul \u0000 byte","year":1979}"#, 422, field: "title"),
+            post(
+                "U+0000 in the director",
+                #"{"title":"Alien","year":1979,"director":"\u0000"}"#,
+                422,
+                field: "director"
+            ),
             post(
                 "title of 10,000 characters",
                 #"{"title":"\#(String(repeating: "a", count: 10_000))","year":1979}"#,
@@ -194,13 +201,17 @@ enum BadInputScenario {
         return cases
     }
 
-    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        var result = ScenarioResult("bad-input")
-        let database = suite.databaseFile("bad-input")
-        let server = try ServerProcess(suite, profile: "development", database: database)
+    static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
+        let store = try Store(backend, suite: suite, name: "bad-input")
+        var result = ScenarioResult(store.scenarioName("bad-input"))
+        let server = try ServerProcess(
+            suite,
+            profile: "development",
+            database: store.file,
+            environment: store.environment
+        )
         defer { server.stop() }
-        let probe = try RawDatabase(database.path)
-        let before = try probe.contentDigest()
+        let before = try store.contentDigest()
         let memoryBefore = server.residentMemory ?? 0
 
         var wrong: [String] = []
@@ -228,7 +239,7 @@ enum BadInputScenario {
             if let problem = check(response, against: testCase) { wrong.append("\(testCase.name): \(problem)") }
         }
         let memoryGrowth = max(0, (server.residentMemory ?? 0) - memoryBefore)
-        let after = try probe.contentDigest()
+        let after = try store.contentDigest()
         result.check("\(wrong.count) of \(cases.count) rejections not the documented 4xx", target: "0", wrong.isEmpty)
         for problem in wrong.prefix(10) { result.report(problem) }
         result.check(
@@ -248,7 +259,7 @@ enum BadInputScenario {
                 continue
             }
             let read = try connection.perform(HTTPRequest("GET", "/movies/\(movie.id)"))
-            let stored = try probe.movieTitles()[movie.id]
+            let stored = try store.movieTitles()[movie.id]
             if (try? read.json(Movie.self)) != Movie(id: movie.id, title: injection, director: injection)
                 || stored != injection
             {

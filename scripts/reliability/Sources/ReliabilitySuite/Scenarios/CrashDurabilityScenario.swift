@@ -2,19 +2,26 @@ import Foundation
 import Synchronization
 
 /// 3. Crash durability: writers record a movie only once the server answered 201; the server
-/// (production profile: `synchronous=FULL`) is killed with SIGKILL at a random moment and
-/// restarted on the same file. Every acknowledged write must be there, and the file sound.
+/// (production profile: `synchronous=FULL` on SQLite) is killed with SIGKILL at a random moment
+/// and restarted on the same database. Every acknowledged write must be there, and the database
+/// sound: SQLite's file passes `integrity_check`; on PostgreSQL, the killed server left no
+/// transaction open.
 enum CrashDurabilityScenario {
-    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        var result = ScenarioResult("crash")
-        let database = suite.databaseFile("crash")
+    static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
+        let store = try Store(backend, suite: suite, name: "crash")
+        var result = ScenarioResult(store.scenarioName("crash"))
         let cycles = suite.scaled(short: 5, full: 50)
         let acknowledged = Mutex<[Int: String]>([:])
         var missing = 0
         var wrong = 0
         var unsound: [String] = []
         for cycle in 0..<cycles {
-            let server = try ServerProcess(suite, profile: "production", database: database)
+            let server = try ServerProcess(
+                suite,
+                profile: "production",
+                database: store.file,
+                environment: store.environment
+            )
             let stop = Atomic<Bool>(false)
             let killer = Thread {
                 Thread.sleep(forTimeInterval: Double.random(in: 0.2...1.5))
@@ -46,10 +53,9 @@ enum CrashDurabilityScenario {
                 throw SuiteError("cycle \(cycle): the server did not die of SIGKILL")
             }
             // The suite opens the file the way the restarted server will: WAL recovery included.
-            let probe = try RawDatabase(database.path)
-            let integrity = try probe.integrityCheck()
-            if integrity != "ok" { unsound.append("cycle \(cycle): \(integrity)") }
-            let stored = try probe.movieTitles()
+            let soundness = try store.soundnessAfterCrash()
+            if soundness != "ok" { unsound.append("cycle \(cycle): \(soundness)") }
+            let stored = try store.movieTitles()
             for (id, title) in acknowledged.withLock({ $0 }) {
                 guard let found = stored[id] else {
                     missing += 1
@@ -59,7 +65,12 @@ enum CrashDurabilityScenario {
             }
         }
         // A last start proves the server comes back on the file and serves what it acknowledged.
-        let server = try ServerProcess(suite, profile: "production", database: database)
+        let server = try ServerProcess(
+            suite,
+            profile: "production",
+            database: store.file,
+            environment: store.environment
+        )
         defer { server.stop() }
         let sample = acknowledged.withLock { $0.randomElement() }
         if let sample {
@@ -75,7 +86,7 @@ enum CrashDurabilityScenario {
         result.check("acknowledged writes missing \(missing)", target: "0", missing == 0 && total > 0)
         result.check("acknowledged writes changed \(wrong)", target: "0", wrong == 0)
         result.check(
-            "integrity_check ok in \(cycles - unsound.count)/\(cycles) cycles",
+            "\(backend == .sqlite ? "integrity_check" : "no transaction left open") ok in \(cycles - unsound.count)/\(cycles) cycles",
             target: "every cycle",
             unsound.isEmpty
         )

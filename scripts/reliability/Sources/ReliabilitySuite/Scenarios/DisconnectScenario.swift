@@ -3,17 +3,24 @@ import Foundation
 /// 2. Disconnects and cancellation: the isolation load with a tenth of clients hanging up at
 /// random moments (mid-head, mid-body, right after the request, mid-response), a fifth of
 /// requests writing; then streamed exports left mid-body, and WebSocket clients that vanish
-/// mid-message. After the drain nothing may be left open.
+/// mid-message. After the drain nothing may be left open: no scope, no leased connection, no
+/// transaction. On either backend.
 enum DisconnectScenario {
-    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        var result = ScenarioResult("disconnects")
-        let database = suite.databaseFile("disconnects")
-        let server = try ServerProcess(suite, profile: "development", database: database)
+    static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
+        let store = try Store(backend, suite: suite, name: "disconnects")
+        var result = ScenarioResult(store.scenarioName("disconnects"))
+        let server = try ServerProcess(
+            suite,
+            profile: "development",
+            database: store.file,
+            environment: store.environment
+        )
         defer { server.stop() }
         let load = EchoLoad(
             ports: [server.port],
             requests: suite.scaled(short: 10_000, full: 100_000),
             connections: 64,
+            repository: store.repositoryType,
             disconnectRate: 0.1,
             writeRate: 0.2
         )
@@ -50,15 +57,8 @@ enum DisconnectScenario {
         }
         result.check("leaked scopes \(statistics.otherOpenScopes)", target: "0", statistics.otherOpenScopes == 0)
         result.check("leased connections \(statistics.database.leased)", target: "0", statistics.database.leased == 0)
-        let probe = try RawDatabase(database.path)
-        let writeLockFree = probe.writeLockIsFree()
-        let checkpointed = try probe.checkpointCompletes()
-        let openTransactions = (writeLockFree ? 0 : 1) + (checkpointed ? 0 : 1)
-        result.check(
-            "open transactions \(openTransactions) (write lock \(writeLockFree ? "free" : "held"), checkpoint \(checkpointed ? "complete" : "blocked by a reader"))",
-            target: "0",
-            openTransactions == 0
-        )
+        let open = try store.openTransactions()
+        result.check("open transactions \(open.count) (\(open.how))", target: "0", open.count == 0)
         if tally["mismatches"] > 0 { result.report("first mismatch: \(tally.example("mismatches"))") }
         if tally["errors"] > 0 { result.report("first error: \(tally.example("errors"))") }
         return result

@@ -7,8 +7,8 @@ import Synchronization
 /// 8. Graceful shutdown: SIGTERM while clients send 500 writes a second. Every request the
 /// server accepted must be answered in full; it must exit 0 within `shutdown.timeout`.
 ///
-/// So that the drain has work to wait for, a second process takes the write lock for one
-/// second just before the signal: the writes in flight at SIGTERM wait for it, and are answered
+/// On either backend. So that the drain has work to wait for, a second process takes the write
+/// lock for one second just before the signal: the writes in flight at SIGTERM wait for it, and are answered
 /// during the drain.
 ///
 /// Every request is a write with a unique title, so that "accepted" is decidable: a request is
@@ -18,14 +18,14 @@ import Synchronization
 enum GracefulShutdownScenario {
     static let drainBound = 10
 
-    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        var result = ScenarioResult("shutdown")
-        let database = suite.databaseFile("shutdown")
+    static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
+        let store = try Store(backend, suite: suite, name: "shutdown")
+        var result = ScenarioResult(store.scenarioName("shutdown"))
         let server = try ServerProcess(
             suite,
             profile: "production",
-            database: database,
-            environment: ["SHUTDOWN_TIMEOUT": String(drainBound)]
+            database: store.file,
+            environment: store.environment.merging(["SHUTDOWN_TIMEOUT": String(drainBound)]) { $1 }
         )
         let threads = 25
         let perThread = 20.0  // requests a second: 25 × 20 = 500
@@ -39,7 +39,7 @@ enum GracefulShutdownScenario {
         let lockHolder = Mutex<Result<Process, any Error>?>(nil)
         let watcher = Thread {
             Thread.sleep(forTimeInterval: 1.8)
-            lockHolder.withLock { $0 = Result { try WriteLockHolder.start(suite, database: database, seconds: 1) } }
+            lockHolder.withLock { $0 = Result { try store.holdWriteLock(suite, seconds: 1) } }
             Thread.sleep(forTimeInterval: 0.2)
             server.signal(SIGTERM)
             signalled.store(true, ordering: .relaxed)
@@ -92,7 +92,7 @@ enum GracefulShutdownScenario {
             throw SuiteError("the lock holder did not start")
         }
         holder.waitUntilExit()
-        let stored = Set(try RawDatabase(database.path).movieTitles().values)
+        let stored = Set(try store.movieTitles().values)
         let lost = unanswered.withLock { $0.filter(stored.contains) }
         let notAccepted = unanswered.withLock { $0.count } - lost.count
         let failed = tally["failed"] + lost.count

@@ -1,5 +1,4 @@
 import Foundation
-import ScopedTestSupport
 import Synchronization
 
 /// 7. Writer contention: 200 concurrent writers while a second process holds the database's
@@ -7,50 +6,15 @@ import Synchronization
 /// `LOCK TABLE movies IN EXCLUSIVE MODE` from `psql`. No 500s; every acknowledged write
 /// present; p99 latency reported.
 enum WriterContentionScenario {
-    /// The database the server writes to, and how the scenario locks and reads it.
-    private struct Store: Sendable {
-        var environment: [String: String] = [:]
-        var database: URL
-        /// Starts a process that holds the write lock for 2 seconds and exits 0.
-        var holdLock: @Sendable () throws -> Process
-        /// The stored movies' titles by ID.
-        var titles: @Sendable () throws -> [Int: String]
-    }
-
-    enum Backend { case sqlite, postgres }
-
-    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        try await run(suite, on: .sqlite)
-    }
-
-    static func run(_ suite: SuiteOptions, on backend: Backend) async throws -> ScenarioResult {
-        var result = ScenarioResult(backend == .sqlite ? "contention" : "contention-pg")
-        let database = suite.databaseFile("contention")
-        let store: Store
-        switch backend {
-        case .sqlite:
-            store = Store(
-                database: database,
-                holdLock: { try WriteLockHolder.start(suite, database: database, seconds: 2) },
-                titles: { try RawDatabase(database.path).movieTitles() }
-            )
-        case .postgres:
-            let postgres = try PostgresTestServer.shared()
-            let created = try postgres.makeDatabase()
-            let name = created.name
-            store = Store(
-                environment: ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url],
-                database: database,
-                holdLock: {
-                    try postgres.startPsql(
-                        "BEGIN; LOCK TABLE movies IN EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;",
-                        database: name
-                    )
-                },
-                titles: { try postgres.movieTitles(database: name) }
-            )
-        }
-        let server = try ServerProcess(suite, profile: "production", database: database, environment: store.environment)
+    static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
+        let store = try Store(backend, suite: suite, name: "contention")
+        var result = ScenarioResult(store.scenarioName("contention"))
+        let server = try ServerProcess(
+            suite,
+            profile: "production",
+            database: store.file,
+            environment: store.environment
+        )
         defer { server.stop() }
         let duration = Double(suite.scaled(short: 5, full: 30))
         let writers = 200
@@ -62,7 +26,7 @@ enum WriterContentionScenario {
         let lockThread = Thread {
             Thread.sleep(forTimeInterval: min(1, duration / 3))
             do {
-                let process = try store.holdLock()
+                let process = try store.holdWriteLock(suite, seconds: 2)
                 holder.withLock { $0 = process }
             } catch {
                 lockError.withLock { $0 = "\(error)" }
@@ -100,7 +64,7 @@ enum WriterContentionScenario {
         if let lockError = lockError.withLock({ $0 }) { throw SuiteError(lockError) }
         guard let process = holder.withLock({ $0 }) else { throw SuiteError("the lock holder never started") }
         process.waitUntilExit()
-        let stored = try store.titles()
+        let stored = try store.movieTitles()
         let missing = acknowledged.withLock { $0.filter { stored[$0.key] != $0.value }.count }
         result.report(
             "\(writers) writers for \(Int(duration)) s, another process holding the write lock for 2 s: \(tally["created"].grouped) created, \(tally["busy"]) answered 503"
