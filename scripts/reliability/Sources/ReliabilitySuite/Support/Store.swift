@@ -74,7 +74,9 @@ struct Store: Sendable {
     }
 
     /// Transactions open on the database now, other than the probe's own, and how that was
-    /// decided. SQLite: whether the write lock is free and a full checkpoint completes (no
+    /// decided.
+    ///
+    /// SQLite: whether the write lock is free and a full checkpoint completes (no
     /// reader holds a snapshot). PostgreSQL: `pg_stat_activity` rows with a transaction.
     func openTransactions() throws -> (count: Int, how: String) {
         guard let postgres else {
