@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Load benchmark on PostgreSQL: GET /movies/{id} on ExampleServer (DATABASE_KIND=postgres,
-# metrics off) and on HandWiredCatalog, the same stack with the session and repository passed
-# by hand, both on one throwaway local cluster; release builds, wrk on loopback.
+# Load benchmark on PostgreSQL: GET /movies/{id} and POST /movies on ExampleServer
+# (DATABASE_KIND=postgres, metrics off) and on HandWiredCatalog, the same stack with the
+# sessions and repository passed by hand (its POST records the history after the response in a
+# task of its own, as ExampleServer hands it off), both on one throwaway local cluster; release
+# builds, wrk on loopback.
 # Usage: bash Benchmarks/load-postgres.sh      (DURATION=10 CONNECTIONS=64 ROUNDS=3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,15 +32,33 @@ pids+=($!)
 wait_for http://127.0.0.1:18112/movies/1
 [ "$(curl -fsS http://127.0.0.1:18111/movies/1)" = "$(curl -fsS http://127.0.0.1:18112/movies/1)" ] \
     || { echo "the servers answer GET /movies/1 differently"; exit 1; }
+post_body='{"title":"Load","year":2001}'
+for port in 18111 18112; do
+    status=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d "$post_body" \
+        "http://127.0.0.1:$port/movies")
+    [ "$status" = 201 ] || { echo "POST /movies on port $port answered $status"; exit 1; }
+done
+post_script=$(mktemp --suffix=.lua)
+printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
+    "'$post_body'" >"$post_script"
 
 run() {
-    local name=$1 port=$2 out
-    out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/movies/1")
-    echo "| $name | $(echo "$out" | awk '/Requests\/sec/ {print $2}') | $(echo "$out" | awk '$1 == "99%" {print $2}') |"
+    local name=$1 port=$2 path=$3 out
+    shift 3
+    out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "http://127.0.0.1:$port$path")
+    echo "| $name | $(echo "$out" | awk '/Requests\/sec/ {print $2}') | $(echo "$out" | awk '$1 == "99%" {print $2}') | $(echo "$out" | awk '/Non-2xx/ {n = $5} END {print n + 0}') |"
 }
-echo "| server on PostgreSQL (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 |"
-echo "|---|---:|---:|"
+echo "| server on PostgreSQL (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx |"
+echo "|---|---:|---:|---:|"
 for round in $(seq 1 "$rounds"); do
-    run "HandWiredCatalog: session passed by hand (round $round)" 18112
-    run "ExampleServer: Scoped request scope (round $round)" 18111
+    run "HandWiredCatalog: session passed by hand (round $round)" 18112 /movies/1
+    run "ExampleServer: Scoped request scope (round $round)" 18111 /movies/1
 done
+echo
+echo "| server on PostgreSQL (POST /movies, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx |"
+echo "|---|---:|---:|---:|"
+for round in $(seq 1 "$rounds"); do
+    run "HandWiredCatalog: sessions passed by hand (round $round)" 18112 /movies -s "$post_script"
+    run "ExampleServer: Scoped request scope, history handed off (round $round)" 18111 /movies -s "$post_script"
+done
+rm -f "$post_script"

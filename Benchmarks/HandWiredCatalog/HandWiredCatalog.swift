@@ -12,7 +12,8 @@ import ScopedPostgres
 import ScopedSQLite
 import ServiceLifecycle
 
-/// The example server's `GET /movies/{id}`, with its session and repository passed by hand.
+/// The example server's `GET /movies/{id}` and `POST /movies`, with their sessions and
+/// repository passed by hand.
 ///
 /// The stack is ExampleServer's (its HTTP channel, request IDs, the request log, API errors, routing, JSON
 /// encoding, one SQLite or PostgreSQL transaction per request) with one difference: the
@@ -35,23 +36,42 @@ enum HandWiredCatalog {
         router.add(middleware: TracingMiddleware())
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
-        RouteRecorder(router: router, table: table)
-            .on(.get, "/movies/:id") { _, context in
-                let id = try RequestInput.id(context)
-                // By hand: one session per request, its repository, and the commit or rollback.
-                let (repository, finish) = store.readSession()
-                do {
-                    guard let movie = try await repository.movie(id: id) else {
-                        throw APIError.notFound("No movie with id \(id).")
-                    }
-                    let response = try JSONResponse.make(movie)
-                    try await finish(.success)
-                    return response
-                } catch {
-                    try? await finish(.failure(error))
-                    throw error
+        let routes = RouteRecorder(router: router, table: table)
+        routes.on(.get, "/movies/:id") { _, context in
+            let id = try RequestInput.id(context)
+            // By hand: one session per request, its repository, and the commit or rollback.
+            let (repository, finish) = store.session(writing: false)
+            do {
+                guard let movie = try await repository.movie(id: id) else {
+                    throw APIError.notFound("No movie with id \(id).")
                 }
+                let response = try JSONResponse.make(movie)
+                try await finish(.success)
+                return response
+            } catch {
+                try? await finish(.failure(error))
+                throw error
             }
+        }
+        routes.on(.post, "/movies") { request, context in
+            let input = try RequestInput.validate(
+                try await RequestInput.decode(RequestInput.MovieBody.self, from: request)
+            )
+            let (repository, finish) = store.session(writing: true)
+            let movie: Movie
+            do {
+                movie = try await repository.create(input)
+                try await finish(.success)
+            } catch {
+                try? await finish(.failure(error))
+                throw error
+            }
+            // As ExampleServer's history: recorded after the response, in a transaction of its
+            // own; here by an unstructured task that nothing waits for at shutdown.
+            let requestID = request.headers[.requestID] ?? context.id
+            Task { try? await store.record(.created, movieID: movie.id, requestID: requestID) }
+            return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
+        }
         // ExampleServer's channel: hummingbird-websocket's upgrade channel, guarded until the
         // first request head; no WebSocket route here.
         let webSocketResponder = Router(context: BasicWebSocketRequestContext.self).buildResponder()
@@ -105,13 +125,47 @@ struct Store {
         }
     }
 
-    /// A read-only session made by hand, the repository on it, and how to end it.
-    func readSession() -> (any MovieRepository, @Sendable (ScopeOutcome) async throws -> Void) {
+    /// A session made by hand, as ExampleServer makes one for a GET (`writing: false`) or a
+    /// POST; the repository on it, and how to end it.
+    func session(writing: Bool) -> (any MovieRepository, @Sendable (ScopeOutcome) async throws -> Void) {
         if let client {
-            let session = PostgresSession(client: client, mode: .readOnly, logger: logger)
+            let session = PostgresSession(client: client, mode: writing ? .readWrite : .readOnly, logger: logger)
             return (PostgresMovieRepository(session: session), { try await session.finish($0) })
         }
-        let session = SQLiteSession(database: sqlite!)
+        let session = SQLiteSession(database: sqlite!, mode: writing ? .immediate : .deferred)
         return (SQLiteMovieRepository(session: session), { try await session.finish($0) })
+    }
+
+    /// Records a change in the movie history, in a transaction of its own.
+    func record(_ action: MovieChange.Action, movieID: Int, requestID: String) async throws {
+        if let client {
+            let session = PostgresSession(client: client, mode: .readWrite, logger: logger)
+            do {
+                try await session.execute(
+                    """
+                    INSERT INTO movie_changes (movie_id, action, request_id)
+                    VALUES (\(movieID), \(action.rawValue), \(requestID))
+                    """
+                )
+                try await session.finish(.success)
+            } catch {
+                try? await session.finish(.failure(error))
+                throw error
+            }
+            return
+        }
+        let session = SQLiteSession(database: sqlite!, mode: .immediate)
+        do {
+            _ = try await session.insert(
+                """
+                INSERT INTO movie_changes (movie_id, action, request_id)
+                VALUES (\(movieID), \(action.rawValue), \(requestID))
+                """
+            )
+            try await session.finish(.success)
+        } catch {
+            try? await session.finish(.failure(error))
+            throw error
+        }
     }
 }
