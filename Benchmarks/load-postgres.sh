@@ -18,10 +18,7 @@ source Benchmarks/postgres-cluster.sh
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; stop_postgres; }
 trap cleanup EXIT
-wait_for() {
-    for _ in $(seq 1 100); do curl -fsS "$1" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    echo "no answer from $1"; exit 1
-}
+source Benchmarks/load-common.sh
 # ExampleServer migrates and seeds the database; the hand-wired server reads the same one.
 APP_ENV=development DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL" METRICS_ENABLED=false HTTP_PORT=18111 \
     .build/release/ExampleServer >/dev/null 2>&1 &
@@ -42,23 +39,17 @@ post_script=$(mktemp --suffix=.lua)
 printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
     "'$post_body'" >"$post_script"
 
-run() {
-    local name=$1 port=$2 path=$3 out
-    shift 3
-    out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "http://127.0.0.1:$port$path")
-    echo "| $name | $(echo "$out" | awk '/Requests\/sec/ {print $2}') | $(echo "$out" | awk '$1 == "99%" {print $2}') | $(echo "$out" | awk '/Non-2xx/ {n = $5} END {print n + 0}') |"
-}
 echo "| server on PostgreSQL (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx |"
 echo "|---|---:|---:|---:|"
 for round in $(seq 1 "$rounds"); do
-    run "HandWiredCatalog: session passed by hand (round $round)" 18112 /movies/1
-    run "ExampleServer: Scoped request scope (round $round)" 18111 /movies/1
+    wrk_row "HandWiredCatalog: session passed by hand (round $round)" http://127.0.0.1:18112/movies/1
+    wrk_row "ExampleServer: Scoped request scope (round $round)" http://127.0.0.1:18111/movies/1
 done
 echo
 echo "| server on PostgreSQL (POST /movies, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx |"
 echo "|---|---:|---:|---:|"
 for round in $(seq 1 "$rounds"); do
-    run "HandWiredCatalog: sessions passed by hand (round $round)" 18112 /movies -s "$post_script"
-    run "ExampleServer: Scoped request scope, history handed off (round $round)" 18111 /movies -s "$post_script"
+    wrk_row "HandWiredCatalog: sessions passed by hand (round $round)" http://127.0.0.1:18112/movies -s "$post_script"
+    wrk_row "ExampleServer: Scoped request scope, history handed off (round $round)" http://127.0.0.1:18111/movies -s "$post_script"
 done
 rm -f "$post_script"

@@ -28,10 +28,7 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$workdir"; }
 trap cleanup EXIT
 
-wait_for() {
-    for _ in $(seq 1 100); do curl -fsS "$1" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    echo "no answer from $1"; exit 1
-}
+source Benchmarks/load-common.sh
 
 # The example server, development profile: it creates and seeds its database.
 APP_ENV=development METRICS_ENABLED=false DATABASE_PATH="$workdir/scoped.sqlite" HTTP_PORT=18101 \
@@ -60,22 +57,18 @@ done
 
 run() {
     local name=$1 port=$2 scrape=${3:-}
-    local out scraper=
+    local scraper=
     # A Prometheus scrape of /metrics every second while the load runs (15 s is the usual).
     if [ -n "$scrape" ]; then
         (while true; do curl -fsS -o /dev/null "http://127.0.0.1:$port/metrics"; sleep 1; done) &
         scraper=$!
     fi
-    out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/movies/1")
+    wrk_row "$name" "http://127.0.0.1:$port/movies/1"
     [ -z "$scraper" ] || kill "$scraper" 2>/dev/null || true
-    local rps p99
-    rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-    p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
-    echo "| $name | $rps | $p99 |"
 }
 
-echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 |"
-echo "|---|---:|---:|"
+echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx |"
+echo "|---|---:|---:|---:|"
 for round in $(seq 1 "$rounds"); do
     run "HandWiredCatalog: same stack, session passed by hand (round $round)" 18102
     run "ExampleServer, metrics off: Scoped request scope (round $round)" 18101

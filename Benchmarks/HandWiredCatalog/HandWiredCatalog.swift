@@ -36,9 +36,17 @@ enum HandWiredCatalog {
         router.add(middleware: TracingMiddleware())
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
+        let layer = try ScopeLayer(environment)
+        if let root = layer.root(environment) { router.add(middleware: RequestScopeMiddleware(root: root)) }
         let routes = RouteRecorder(router: router, table: table)
         routes.on(.get, "/movies/:id") { _, context in
             let id = try RequestInput.id(context)
+            if layer == .session {
+                guard let movie = try await ScopedValues.current.movieRepository.movie(id: id) else {
+                    throw APIError.notFound("No movie with id \(id).")
+                }
+                return try JSONResponse.make(movie)
+            }
             // By hand: one session per request, its repository, and the commit or rollback.
             let (repository, finish) = store.session(writing: false)
             do {

@@ -52,6 +52,28 @@ struct DependencyGraphTests {
         #expect(root.dependencyGraph().edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
     }
 
+    @Test func aReadThatManyConcurrentScopesRepeatIsOneEdgeAndAReadRefusedLaterIsItsOwn() async throws {
+        let root = ScopeRoot(services: [GraphSessionKey.self, AppClockKey.self])
+        // 200 requests at once, each building its session from the same app service.
+        try await withThrowingTaskGroup { group in
+            for _ in 0..<200 {
+                group.addTask { try await root.withScope { _ = try await ScopedValues.current[GraphSessionKey.self] } }
+            }
+            try await group.waitForAll()
+        }
+        let graph = root.dependencyGraph()
+        #expect(graph.edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
+        #expect(graph.services.map(\.name) == [AppClockKey.name, GraphSessionKey.name].sorted())
+        // A refused read, made by every validation, is recorded once, with its reason.
+        let captive = ScopeRoot(services: [CaptiveRepositoryKey.self, SessionKey.self])
+        for _ in 0..<3 { _ = await captive.validate() }
+        #expect(
+            captive.dependencyGraph().edges.filter { $0.from == CaptiveRepositoryKey.name } == [
+                Edge(from: CaptiveRepositoryKey.name, to: SessionKey.name, refused: .captiveDependency)
+            ]
+        )
+    }
+
     @Test func theGraphRendersAsDOTAndMermaid() async throws {
         let root = ScopeRoot(services: [CaptiveRepositoryKey.self, GraphSessionKey.self])
         _ = await root.validate()

@@ -13,6 +13,42 @@ enum RequestResourceKey: ScopedServiceKey {
     static func close(_ value: RequestResource, outcome: ScopeOutcome) async throws { value.close() }
 }
 
+/// An application-wide service, built once per root: what a session's database is.
+final class SharedPool: Sendable {}
+
+enum SharedPoolKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> SharedPool { SharedPool() }
+}
+
+/// A per-request resource that reads the app service while it is built, as a database session
+/// reads its database.
+final class PooledResource: Sendable {
+    let pool: SharedPool
+    init(pool: SharedPool) { self.pool = pool }
+}
+
+enum PooledResourceKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> PooledResource {
+        PooledResource(pool: try await ScopedValues.current[SharedPoolKey.self])
+    }
+}
+
+/// `n` requests on `root`, each a request scope building a `PooledResource` and reading an
+/// entry: the shape of a request that uses its database session.
+func pooledRequests(_ n: Int, on root: ScopeRoot, reading controller: ScopedController) async -> Int {
+    var sum = 0
+    for _ in 0..<n {
+        sum &+=
+            (try? await root.withScope({ $0.benchRequestID = "request" }) {
+                _ = try await ScopedValues.current[PooledResourceKey.self]
+                return controller.count()
+            }) ?? 0
+    }
+    return sum
+}
+
 private enum RequestResourceDependencyKey: DependencyKey {
     static var liveValue: RequestResource { RequestResource() }
 }
@@ -49,8 +85,28 @@ func lifetimeWorkloads() -> [Workload] {
     let swinjectRoot = makeSwinjectRoot()
     swinjectRoot.register(RequestResource.self) { _ in RequestResource() }.inObjectScope(.container)
     let dependencies = DependenciesController()
+    let pooledRoot = ScopeRoot(services: [SharedPoolKey.self, PooledResourceKey.self]) {
+        $0.benchRepository = LiveBenchRepository()
+    }
 
     return [
+        Workload(
+            group: "request scope",
+            name: "Scoped root.withScope: 1 scoped resource that reads an app service while built + 1 read"
+        ) { n in await pooledRequests(n, on: pooledRoot, reading: scoped) },
+        // Wall time per request with two requests at a time on two cores: what contention on
+        // the root's shared state costs (ideally half the row above).
+        Workload(
+            group: "request scope",
+            name: "the same, 2 tasks at once (wall time per request)"
+        ) { n in
+            await withTaskGroup(of: Int.self) { group in
+                for half in [n / 2, n - n / 2] {
+                    group.addTask { await pooledRequests(half, on: pooledRoot, reading: scoped) }
+                }
+                return await group.reduce(0, &+)
+            }
+        },
         Workload(
             group: "request scope",
             name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read"

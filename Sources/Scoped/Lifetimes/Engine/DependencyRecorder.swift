@@ -4,29 +4,29 @@ import Synchronization
 /// which reads were refused as cycles or captive dependencies: the data of
 /// ``ScopeRoot/dependencyGraph()``.
 ///
-/// A read of a service already built costs one atomic load here while no construction is in
-/// flight on the root, and a construction two atomic additions; only reads made during a
-/// construction look up the reader and take the lock.
+/// Only reads made during a construction are recorded. The same read is made again by every
+/// request that builds the same scope service, so an edge is known by its two keys' type
+/// identities: recording one already known hashes two integers under the lock and allocates
+/// nothing; the names are computed once, when the edge is new.
 package final class DependencyRecorder: Sendable {
+    /// An edge by its keys' identities.
+    private struct EdgeID: Hashable {
+        let from: ObjectIdentifier
+        let to: ObjectIdentifier
+        let refused: DependencyGraph.Refusal?
+    }
+
     private struct State {
         var lifetimes: [String: ScopedLifetime] = [:]
         /// How long each app service took to build.
         var buildDurations: [String: Duration] = [:]
         var edges: Set<DependencyGraph.Edge> = []
+        var known: Set<EdgeID> = []
     }
 
     private let state = Mutex(State())
-    private let constructions = Atomic<Int>(0)
 
     package init() {}
-
-    /// Whether some task is building a service of this root now.
-    var isConstructing: Bool { constructions.load(ordering: .relaxed) > 0 }
-
-    /// Counts a construction as started.
-    func constructionBegan() {
-        constructions.wrappingAdd(1, ordering: .relaxed)
-    }
 
     /// Records how long an app service took to build.
     func appServiceBuilt(_ link: ConstructionChain.Link, in duration: Duration) {
@@ -34,11 +34,6 @@ package final class DependencyRecorder: Sendable {
             state.lifetimes[link.key.name] = link.lifetime
             state.buildDurations[link.key.name] = duration
         }
-    }
-
-    /// Counts a construction as ended.
-    func constructionEnded() {
-        constructions.wrappingSubtract(1, ordering: .relaxed)
     }
 
     /// Checks that the current task may read `link` (``ConstructionChain/check(_:)``), and
@@ -63,7 +58,7 @@ package final class DependencyRecorder: Sendable {
 
     /// Records that the service `reader` was building read `read`.
     func recordRead(by reader: ConstructionChain.Link, of read: ConstructionChain.Link) {
-        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: nil), reader, read)
+        record(reader, read, refused: nil)
     }
 
     /// Records that `reader` was refused `read`, as `error` says.
@@ -74,15 +69,21 @@ package final class DependencyRecorder: Sendable {
         case .captiveDependency: refusal = .captiveDependency
         default: return
         }
-        record(DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refusal), reader, read)
+        record(reader, read, refused: refusal)
     }
 
-    private func record(_ edge: DependencyGraph.Edge, _ reader: ConstructionChain.Link, _ read: ConstructionChain.Link)
-    {
+    private func record(
+        _ reader: ConstructionChain.Link,
+        _ read: ConstructionChain.Link,
+        refused: DependencyGraph.Refusal?
+    ) {
+        let id = EdgeID(from: ObjectIdentifier(reader.key), to: ObjectIdentifier(read.key), refused: refused)
         state.withLock { state in
-            guard state.edges.insert(edge).inserted else { return }
-            state.lifetimes[reader.key.name] = reader.lifetime
-            state.lifetimes[read.key.name] = read.lifetime
+            guard state.known.insert(id).inserted else { return }
+            let edge = DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refused)
+            state.edges.insert(edge)
+            state.lifetimes[edge.from] = reader.lifetime
+            state.lifetimes[edge.to] = read.lifetime
         }
     }
 

@@ -110,10 +110,11 @@ package final class ScopeContext: Sendable {
             }
             return box
         }) {
-            // One atomic load unless a construction is in flight on this root.
-            if registry.dependencies.isConstructing {
-                try registry.dependencies.check(.init(key), in: ConstructionChain.current)
-            }
+            // Read inside a construction: checked for a cycle or a captive read, and recorded.
+            // (A task-local read, not a root-wide counter: under load some construction is
+            // always in flight, and a counter every build writes is shared by every core.)
+            let chain = ConstructionChain.current
+            if chain.innermost != nil { try registry.dependencies.check(.init(key), in: chain) }
             return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
         }
         let link = ConstructionChain.Link(key)
@@ -169,8 +170,6 @@ package final class ScopeContext: Sendable {
     ) async throws -> K.Value {
         let id = ObjectIdentifier(key)
         let value: K.Value
-        registry.dependencies.constructionBegan()
-        defer { registry.dependencies.constructionEnded() }
         // App services are built once per root: their build time is worth two clock reads.
         let start = K.lifetime == .app ? ContinuousClock.now : nil
         do {
