@@ -2,8 +2,10 @@ import MovieCatalog
 import Scoped
 import ScopedSQLite
 
-/// How much of Scoped the hand-wired server adds back, to split the load gap between it and
-/// ExampleServer into parts (`SCOPE_LAYER`, SQLite only; `Benchmarks/load-layers.sh`):
+/// How much of Scoped the hand-wired server adds back.
+///
+/// It splits the load gap between the hand-wired server and ExampleServer into parts
+/// (`SCOPE_LAYER`, SQLite only; `Benchmarks/load-layers.sh`):
 ///
 /// - `none` (the default): no request scope; the handler makes its session by hand.
 /// - `scope`: a request scope around every request, on a root holding ExampleServer's SQLite
