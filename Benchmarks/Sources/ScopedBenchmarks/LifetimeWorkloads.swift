@@ -49,6 +49,21 @@ func pooledRequests(_ n: Int, on root: ScopeRoot, reading controller: ScopedCont
     return sum
 }
 
+/// `n` raw task-local bindings, each with a read: nothing shared between tasks.
+func rawTaskLocalRequests(_ n: Int) -> Int {
+    var sum = 0
+    for _ in 0..<n { sum &+= RawTaskLocal.$repository.withValue(MockBenchRepository()) { rawTaskLocalCount() } }
+    return sum
+}
+
+/// Runs `body` for `n` operations split over two concurrent tasks; returns their sum.
+func inTwoTasks(_ n: Int, _ body: @escaping @Sendable (Int) async -> Int) async -> Int {
+    await withTaskGroup(of: Int.self) { group in
+        for half in [n / 2, n - n / 2] { group.addTask { await body(half) } }
+        return await group.reduce(0, &+)
+    }
+}
+
 private enum RequestResourceDependencyKey: DependencyKey {
     static var liveValue: RequestResource { RequestResource() }
 }
@@ -99,14 +114,15 @@ func lifetimeWorkloads() -> [Workload] {
         Workload(
             group: "request scope",
             name: "the same, 2 tasks at once (wall time per request)"
-        ) { n in
-            await withTaskGroup(of: Int.self) { group in
-                for half in [n / 2, n - n / 2] {
-                    group.addTask { await pooledRequests(half, on: pooledRoot, reading: scoped) }
-                }
-                return await group.reduce(0, &+)
-            }
+        ) { n in await inTwoTasks(n) { await pooledRequests($0, on: pooledRoot, reading: scoped) } },
+        // How far two tasks scale on this machine with nothing shared: the ceiling for the row above.
+        Workload(group: "request scope", name: "baseline: raw @TaskLocal withValue + 1 read, 1 task") { n in
+            rawTaskLocalRequests(n)
         },
+        Workload(
+            group: "request scope",
+            name: "baseline: the same, 2 tasks at once (wall time per op)"
+        ) { n in await inTwoTasks(n) { rawTaskLocalRequests($0) } },
         Workload(
             group: "request scope",
             name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read"
