@@ -49,16 +49,11 @@ enum HandWiredCatalog {
             }
             // By hand: one session per request, its repository, and the commit or rollback.
             let (repository, finish) = store.session(writing: false)
-            do {
+            return try await finishing(finish) {
                 guard let movie = try await repository.movie(id: id) else {
                     throw APIError.notFound("No movie with id \(id).")
                 }
-                let response = try JSONResponse.make(movie)
-                try await finish(.success)
-                return response
-            } catch {
-                try? await finish(.failure(error))
-                throw error
+                return try JSONResponse.make(movie)
             }
         }
         routes.on(.post, "/movies") { request, context in
@@ -66,14 +61,7 @@ enum HandWiredCatalog {
                 try await RequestInput.decode(RequestInput.MovieBody.self, from: request)
             )
             let (repository, finish) = store.session(writing: true)
-            let movie: Movie
-            do {
-                movie = try await repository.create(input)
-                try await finish(.success)
-            } catch {
-                try? await finish(.failure(error))
-                throw error
-            }
+            let movie = try await finishing(finish) { try await repository.create(input) }
             // As ExampleServer's history: recorded after the response, in a transaction of its
             // own; here by an unstructured task that nothing waits for at shutdown.
             let requestID = request.headers[.requestID] ?? context.id
@@ -148,32 +136,41 @@ struct Store {
     func record(_ action: MovieChange.Action, movieID: Int, requestID: String) async throws {
         if let client {
             let session = PostgresSession(client: client, mode: .readWrite, logger: logger)
-            do {
+            try await finishing(session.finish) {
                 try await session.execute(
                     """
                     INSERT INTO movie_changes (movie_id, action, request_id)
                     VALUES (\(movieID), \(action.rawValue), \(requestID))
                     """
                 )
-                try await session.finish(.success)
-            } catch {
-                try? await session.finish(.failure(error))
-                throw error
             }
-            return
-        }
-        let session = SQLiteSession(database: sqlite!, mode: .immediate)
-        do {
-            _ = try await session.insert(
-                """
-                INSERT INTO movie_changes (movie_id, action, request_id)
-                VALUES (\(movieID), \(action.rawValue), \(requestID))
-                """
-            )
-            try await session.finish(.success)
-        } catch {
-            try? await session.finish(.failure(error))
-            throw error
+        } else {
+            let session = SQLiteSession(database: sqlite!, mode: .immediate)
+            _ = try await finishing(session.finish) {
+                try await session.insert(
+                    """
+                    INSERT INTO movie_changes (movie_id, action, request_id)
+                    VALUES (\(movieID), \(action.rawValue), \(requestID))
+                    """
+                )
+            }
         }
     }
+}
+
+/// Runs `body`, then ends its session by hand with `finish`: a commit after success, a
+/// rollback after a failure, whose own error gives way to the body's.
+func finishing<R>(
+    _ finish: (ScopeOutcome) async throws -> Void,
+    _ body: () async throws -> R
+) async throws -> R {
+    let result: R
+    do {
+        result = try await body()
+    } catch {
+        try? await finish(.failure(error))
+        throw error
+    }
+    try await finish(.success)
+    return result
 }
