@@ -294,6 +294,33 @@ struct LifetimeTests {
         #expect(probe.events.isEmpty)
     }
 
+    @Test func aServiceProvidedAboveIsFoundThroughEveryLevelAndOneProvidedBelowWins() async throws {
+        let (root, probe) = makeRoot()
+        let above = Resource(name: "above", label: "test")
+        let below = Resource(name: "below", label: "test")
+        let (found, overridden) = try await root.withScope({ $0.set(SessionKey.self, to: above) }) {
+            // Through overlays that set other entries, two levels down.
+            try await withScopedValues({ $0.copyright = "child" }) {
+                try await withScopedValues({ $0.copyright = "grandchild" }) {
+                    let found = try await ScopedValues.current[SessionKey.self]
+                    let overridden = try await withScopedValues({ $0.set(SessionKey.self, to: below) }) {
+                        try await ScopedValues.current[SessionKey.self]
+                    }
+                    return (found, overridden)
+                }
+            }
+        }
+        #expect(found === above)
+        #expect(overridden === below)
+        // Provided on the root itself: in the base table, under every request's overlay.
+        let providingRoot = ScopeRoot { $0.set(SessionKey.self, to: above) }
+        let fromBase = try await providingRoot.withScope({ $0.copyright = "request" }) {
+            try await ScopedValues.current[SessionKey.self]
+        }
+        #expect(fromBase === above)
+        #expect(probe.events.isEmpty)
+    }
+
     @Test func nestedScopeOwnsWhatItBuildsAndClosesItFirst() async throws {
         let (root, probe) = makeRoot()
         try await root.withScope {

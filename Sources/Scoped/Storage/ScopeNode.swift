@@ -51,6 +51,13 @@ package struct ScopeNode: @unchecked Sendable {
         buffer.value(for: key, as: type)
     }
 
+    /// Whether a scope set a value for `key`: the same probe as ``value(for:as:)``, without a
+    /// type, so that unspecialized generic code can ask it without instantiating `V?`'s
+    /// metadata at run time.
+    package func contains(_ key: ObjectIdentifier) -> Bool {
+        buffer.contains(key)
+    }
+
     /// A copy of this node, at the same level, with room for `extra` more entries: the same
     /// base and a copy of the overlay (for a base, of its whole table).
     @inlinable
@@ -216,6 +223,17 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
                 Self.lookup(identity, as: V.self, header: header, slots: slots)
             }
         }
+    }
+
+    /// Whether the overlay or the base holds `key`.
+    package func contains(_ key: ObjectIdentifier) -> Bool {
+        let identity = UInt(bitPattern: key)
+        let holds: (UnsafeMutablePointer<Header>, UnsafeMutablePointer<Slot>) -> Bool = { header, slots in
+            header.pointee.count != 0 && slots[Self.slotIndex(identity, header: header, slots: slots)].key == identity
+        }
+        if withUnsafeMutablePointers(holds) { return true }
+        guard let base = withUnsafeMutablePointerToHeader({ $0.pointee.base }) else { return false }
+        return base._withUnsafeGuaranteedRef { $0.withUnsafeMutablePointers(holds) }
     }
 
     /// The value stored for `identity` in one table, or `nil`.
