@@ -204,12 +204,7 @@ enum BadInputScenario {
     static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
         let store = try Store(backend, suite: suite, name: "bad-input")
         var result = ScenarioResult(store.scenarioName("bad-input"))
-        let server = try ServerProcess(
-            suite,
-            profile: "development",
-            database: store.file,
-            environment: store.environment
-        )
+        let server = try store.startServer(suite, profile: "development")
         defer { server.stop() }
         let before = try store.contentDigest()
         let memoryBefore = server.residentMemory ?? 0

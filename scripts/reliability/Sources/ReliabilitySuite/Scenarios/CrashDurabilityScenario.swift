@@ -16,12 +16,7 @@ enum CrashDurabilityScenario {
         var wrong = 0
         var unsound: [String] = []
         for cycle in 0..<cycles {
-            let server = try ServerProcess(
-                suite,
-                profile: "production",
-                database: store.file,
-                environment: store.environment
-            )
+            let server = try store.startServer(suite, profile: "production")
             let stop = Atomic<Bool>(false)
             let killer = Thread {
                 Thread.sleep(forTimeInterval: Double.random(in: 0.2...1.5))
@@ -65,12 +60,7 @@ enum CrashDurabilityScenario {
             }
         }
         // A last start proves the server comes back on the file and serves what it acknowledged.
-        let server = try ServerProcess(
-            suite,
-            profile: "production",
-            database: store.file,
-            environment: store.environment
-        )
+        let server = try store.startServer(suite, profile: "production")
         defer { server.stop() }
         let sample = acknowledged.withLock { $0.randomElement() }
         if let sample {

@@ -9,12 +9,7 @@ enum DisconnectScenario {
     static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
         let store = try Store(backend, suite: suite, name: "disconnects")
         var result = ScenarioResult(store.scenarioName("disconnects"))
-        let server = try ServerProcess(
-            suite,
-            profile: "development",
-            database: store.file,
-            environment: store.environment
-        )
+        let server = try store.startServer(suite, profile: "development")
         defer { server.stop() }
         let load = EchoLoad(
             ports: [server.port],

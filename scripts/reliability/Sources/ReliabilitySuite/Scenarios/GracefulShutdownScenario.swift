@@ -21,11 +21,10 @@ enum GracefulShutdownScenario {
     static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
         let store = try Store(backend, suite: suite, name: "shutdown")
         var result = ScenarioResult(store.scenarioName("shutdown"))
-        let server = try ServerProcess(
+        let server = try store.startServer(
             suite,
             profile: "production",
-            database: store.file,
-            environment: store.environment.merging(["SHUTDOWN_TIMEOUT": String(drainBound)]) { $1 }
+            environment: ["SHUTDOWN_TIMEOUT": String(drainBound)]
         )
         let threads = 25
         let perThread = 20.0  // requests a second: 25 × 20 = 500

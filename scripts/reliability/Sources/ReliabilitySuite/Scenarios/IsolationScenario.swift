@@ -6,12 +6,7 @@ enum IsolationScenario {
     static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
         let store = try Store(backend, suite: suite, name: "isolation")
         var result = ScenarioResult(store.scenarioName("isolation"))
-        let server = try ServerProcess(
-            suite,
-            profile: "development",
-            database: store.file,
-            environment: store.environment
-        )
+        let server = try store.startServer(suite, profile: "development")
         defer { server.stop() }
         let load = EchoLoad(
             ports: [server.port],

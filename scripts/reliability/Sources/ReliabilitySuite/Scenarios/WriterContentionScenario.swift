@@ -9,12 +9,7 @@ enum WriterContentionScenario {
     static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
         let store = try Store(backend, suite: suite, name: "contention")
         var result = ScenarioResult(store.scenarioName("contention"))
-        let server = try ServerProcess(
-            suite,
-            profile: "production",
-            database: store.file,
-            environment: store.environment
-        )
+        let server = try store.startServer(suite, profile: "production")
         defer { server.stop() }
         let duration = Double(suite.scaled(short: 5, full: 30))
         let writers = 200

@@ -33,6 +33,21 @@ struct Store: Sendable {
         }
     }
 
+    /// Starts ExampleServer on this database in `profile`, with `environment` added to what
+    /// selects the database; returns once `/health` answers.
+    func startServer(
+        _ suite: SuiteOptions,
+        profile: String,
+        environment extra: [String: String] = [:]
+    ) throws -> ServerProcess {
+        try ServerProcess(
+            suite,
+            profile: profile,
+            database: file,
+            environment: environment.merging(extra) { $1 }
+        )
+    }
+
     /// `name`, with `-pg` on PostgreSQL.
     func scenarioName(_ name: String) -> String { backend == .sqlite ? name : "\(name)-pg" }
 
