@@ -1,33 +1,19 @@
 import Foundation
-import ScopedTestSupport
 import Synchronization
 
 /// 12. Scale-out: two server instances on one PostgreSQL database, as a catalog that outgrew one
 /// machine runs. 64 connections spread over both: every request reads only its own values; a
 /// movie written through one instance is read through the other; one instance killed with
 /// SIGKILL mid-load loses no acknowledged write while the other keeps serving; and afterwards
-/// no connection is left idle in a transaction.
+/// no connection is left in a transaction, idle or not.
 enum ScaleOutScenario {
     static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
         var result = ScenarioResult("scale-out")
-        let postgres = try PostgresTestServer.shared()
-        let created = try postgres.makeDatabase()
-        let database = created.name
-        let environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url, "DATABASE_CONNECTIONS": "40"]
+        let store = try Store(.postgres, suite: suite, name: "scale-out")
         // One after the other: the first migrates and seeds, the second finds both done.
-        let first = try ServerProcess(
-            suite,
-            profile: "development",
-            database: suite.databaseFile("unused"),
-            environment: environment
-        )
+        let first = try store.startServer(suite, profile: "development", environment: ["DATABASE_CONNECTIONS": "40"])
         defer { first.stop() }
-        let second = try ServerProcess(
-            suite,
-            profile: "development",
-            database: suite.databaseFile("unused"),
-            environment: environment
-        )
+        let second = try store.startServer(suite, profile: "development", environment: ["DATABASE_CONNECTIONS": "40"])
         defer { second.stop() }
 
         // Isolation through both instances, with writes.
@@ -35,7 +21,7 @@ enum ScaleOutScenario {
             ports: [first.port, second.port],
             requests: suite.scaled(short: 6_000, full: 60_000),
             connections: 64,
-            repository: "PostgresMovieRepository",
+            repository: store.repositoryType,
             writeRate: 0.1
         )
         let (tally, seconds) = load.run()
@@ -110,7 +96,7 @@ enum ScaleOutScenario {
             }
         }
         _ = first.waitForExit(timeout: .seconds(10))
-        let stored = try postgres.movieTitles(database: database)
+        let stored = try store.movieTitles()
         let lost = acknowledged.withLock { $0.filter { stored[$0.key] != $0.value }.count }
         let total = acknowledged.withLock { $0.count }
         result.check(
@@ -127,20 +113,12 @@ enum ScaleOutScenario {
 
         // No connection left in a transaction: the killed instance's were rolled back by the
         // server, the survivor's returned to its pool.
-        let idleInTransaction = {
-            Int(
-                (try? postgres.psql(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND state LIKE 'idle in transaction%'",
-                    database: database
-                )) ?? "-1"
-            ) ?? -1
-        }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while idleInTransaction() != 0 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        let leftOver = idleInTransaction()
-        result.check("connections idle in transaction after the load \(leftOver)", target: "0", leftOver == 0)
+        let open = try store.openTransactionsSettled()
+        result.check(
+            "connections in a transaction after the load \(open.count) (\(open.how))",
+            target: "0",
+            open.count == 0
+        )
         return result
     }
 }

@@ -116,17 +116,24 @@ struct Store: Sendable {
         )
     }
 
-    /// Whether the database is sound after a crash: SQLite's `integrity_check`; on PostgreSQL,
-    /// whose server survives the application's crash, that the killed server's connections have
-    /// gone and left no transaction open (waiting up to 5 seconds for the server to notice).
-    func soundnessAfterCrash() throws -> String {
-        guard postgres != nil else { return try RawDatabase(file.path).integrityCheck() }
-        let deadline = ContinuousClock.now + .seconds(5)
+    /// ``openTransactions()`` once it reaches 0, or as it is after `timeout`: a server that
+    /// was killed leaves its connections to the database server until it notices them closed.
+    func openTransactionsSettled(within timeout: Duration = .seconds(5)) throws -> (count: Int, how: String) {
+        let deadline = ContinuousClock.now + timeout
         var open = try openTransactions()
         while open.count > 0 && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.1)
             open = try openTransactions()
         }
+        return open
+    }
+
+    /// Whether the database is sound after a crash: SQLite's `integrity_check`; on PostgreSQL,
+    /// whose server survives the application's crash, that the killed server's connections have
+    /// gone and left no transaction open (waiting up to 5 seconds for the server to notice).
+    func soundnessAfterCrash() throws -> String {
+        guard postgres != nil else { return try RawDatabase(file.path).integrityCheck() }
+        let open = try openTransactionsSettled()
         return open.count == 0 ? "ok" : "\(open.count) transactions left open (\(open.how))"
     }
 }
