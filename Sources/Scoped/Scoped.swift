@@ -29,7 +29,7 @@
 @propertyWrapper
 public struct Scoped<Value: Sendable>: Sendable {
     @usableFromInline
-    let read: @Sendable (ScopedValues) -> Value
+    let read: @Sendable (inout ScopedValues) -> Value
 
     /// Reads the entry, or the value inside an entry, at a key path: `@Scoped(\.movieRepository)`.
     ///
@@ -38,7 +38,7 @@ public struct Scoped<Value: Sendable>: Sendable {
     /// read.
     @inlinable
     public init(_ keyPath: @escaping @Sendable (ScopedValues) -> Value) {
-        read = keyPath
+        read = { keyPath($0) }
     }
 
     /// Reads the object of type `Value` that an enclosing scope set with ``ScopedValues/set(_:)``.
@@ -46,7 +46,7 @@ public struct Scoped<Value: Sendable>: Sendable {
     /// Stops the process with a message naming the type if no scope set one.
     @inlinable
     public init(_ type: Value.Type) {
-        read = { values in
+        read = { (values: inout ScopedValues) in
             guard let object = values.object(Value.self) else {
                 fatalError(ScopedError.missingObject(type: String(reflecting: Value.self)).description)
             }
@@ -57,12 +57,12 @@ public struct Scoped<Value: Sendable>: Sendable {
     /// Reads the object of type `T` that an enclosing scope set, or `nil` if none did.
     @inlinable
     public init<T: Sendable>(_ type: T.Type) where Value == T? {
-        read = { values in values.object(T.self) }
+        read = { (values: inout ScopedValues) in values.object(T.self) }
     }
 
     /// The value, read from the current scope.
     @inlinable
     public var wrappedValue: Value {
-        read(ScopedValues.current)
+        ScopedValues.withCurrent(read)
     }
 }

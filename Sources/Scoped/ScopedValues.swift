@@ -19,14 +19,11 @@
 /// and at most two hash probes, however deep scopes nest and however many entries they set.
 public struct ScopedValues: Sendable {
     /// The scope's entries, depth and lifetime scope; copied on the first write.
+    ///
+    /// The only stored property: values that are one reference are passed in a register, and
+    /// a read borrows the task's node without retaining it.
     @usableFromInline
     package var node: ScopeNode
-    /// The origin stamped on values set through this copy, when not the one its depth implies.
-    @usableFromInline
-    package var stamp: EntryOrigin? = nil
-    /// The variant being applied, stamped on values set through this copy while it is.
-    @usableFromInline
-    package var variant: String? = nil
 
     /// Creates values in which every entry reads its default.
     public init() {
@@ -48,7 +45,7 @@ public struct ScopedValues: Sendable {
     /// work, capture `ScopedValues.current` and bind it there with
     /// ``withScopedValues(_:operation:)-(ScopedValues,_)``.
     public static var current: ScopedValues {
-        @inlinable get { ScopedValues(node: taskLocalNode) }
+        @inlinable get { withCurrent { $0 } }
     }
 
     /// How many scopes were opened below the root to reach this one.
@@ -60,7 +57,7 @@ public struct ScopedValues: Sendable {
 
     /// The origin stamped on values set through this copy.
     @inlinable
-    package var origin: EntryOrigin { stamp ?? (depth == 0 ? .root : .override(depth: depth)) }
+    package var origin: EntryOrigin { node.stampedOrigin ?? (depth == 0 ? .root : .override(depth: depth)) }
 
     /// Reads or sets the value of the entry `key`.
     ///
@@ -68,7 +65,9 @@ public struct ScopedValues: Sendable {
     public subscript<K: ScopedKey>(key: K.Type) -> K.Value {
         @inlinable get {
             // The table stores a `K.Value` for `K`; only this subscript writes it.
-            if let value = node.value(for: ObjectIdentifier(key), as: K.Value.self) { return value }
+            if let storage = node.storage(for: ObjectIdentifier(key)) {
+                return ScopeNodeBuffer.load(storage, as: K.Value.self)
+            }
             if let observer = node.observer { return observer.defaultValue(for: key) }
             return K.defaultValue
         }
@@ -94,7 +93,7 @@ public struct ScopedValues: Sendable {
             kind: kind,
             lifetime: lifetime,
             origin: origin,
-            variant: variant
+            variant: node.stampedVariant
         )
         node.set(value, for: ObjectIdentifier(key), entry: entry)
     }
@@ -111,7 +110,8 @@ public struct ScopedValues: Sendable {
     @inlinable
     public func object<T: Sendable>(_ type: T.Type) -> T? {
         // Only `set(_:)` stores under a type's own identity, always a `T`.
-        node.value(for: ObjectIdentifier(type), as: T.self)
+        guard let storage = node.storage(for: ObjectIdentifier(type)) else { return nil }
+        return ScopeNodeBuffer.load(storage, as: T.self)
     }
 
     /// The object of type `T` set by the nearest enclosing scope.

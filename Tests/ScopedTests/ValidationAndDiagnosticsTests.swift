@@ -152,3 +152,35 @@ struct ReloadTests {
         #expect(previous.openScopeCount == 0)
     }
 }
+
+struct VariantStampTests {
+    @Test func onlyWhatAVariantSetsIsStampedWithIt() async throws {
+        var variants = ScopedVariants()
+        variants.register("fixture", of: \.titles) { MockTitles(titles: [1: "Toy Story"]) }
+        let root = ScopeRoot(variants: variants) { $0.copyright = "© Root" }
+        var keptBeforeTheVariant: ScopedValues?
+        let description = try await root.withScope({
+            $0.requestID = "before"
+            keptBeforeTheVariant = $0
+            try $0.selectVariant("fixture", of: "titles")
+            $0.copyright = "© After"
+        }) {
+            ScopedValues.current.describe()
+        }
+        let byName = Dictionary(uniqueKeysWithValues: description.entries.map { ($0.name, $0) })
+        #expect(byName["titles"]?.variant == "fixture")
+        #expect(byName["titles"]?.origin == .override(depth: 1))
+        #expect(byName["requestID"]?.variant == nil)
+        #expect(byName["copyright"]?.variant == nil)
+        #expect(byName["copyright"]?.origin == .override(depth: 1))
+
+        // The copy kept before the variant was applied shares nothing with it, and what is
+        // set through it later is not stamped either.
+        var kept = try #require(keptBeforeTheVariant)
+        kept.requestID = "kept"
+        let keptByName = Dictionary(uniqueKeysWithValues: kept.describe().entries.map { ($0.name, $0) })
+        #expect(keptByName["titles"] == nil, "the variant was not applied to the kept copy")
+        #expect(keptByName["requestID"]?.variant == nil)
+        #expect(kept.titles.title(id: 1) == "production 1")
+    }
+}

@@ -11,8 +11,9 @@ extension ScopedValues {
         get async throws {
             // Only `set(_:to:)` stores under a service key, always a `K.Value`. Asked without a
             // type first: this code is not specialized for `K`, and most reads find nothing.
-            let id = ObjectIdentifier(key)
-            if node.contains(id) { return providedService(id, as: K.Value.self) }
+            if let storage = node.storage(for: ObjectIdentifier(key)) {
+                return ScopeNodeBuffer.load(storage, as: K.Value.self)
+            }
             switch K.lifetime {
             case .app:
                 return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
@@ -25,15 +26,6 @@ extension ScopedValues {
                 return try await scope.service(key)
             }
         }
-    }
-
-    /// The service `set(_:to:)` stored for `id`, which the node holds.
-    ///
-    /// Apart from the subscript, so that the subscript's unspecialized code does not
-    /// instantiate `V?`'s metadata on every read.
-    @inline(never)
-    private func providedService<V: Sendable>(_ id: ObjectIdentifier, as type: V.Type) -> V {
-        node.value(for: id, as: V.self)!
     }
 
     /// Provides the service for `key` from outside: reads in this scope and below return

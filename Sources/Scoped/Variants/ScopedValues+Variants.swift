@@ -12,10 +12,15 @@ extension ScopedValues {
         guard let apply = variants.variant(variant, of: entry) else {
             throw ScopedError.unknownVariant(entry: entry, variant: variant, known: variants.names(of: entry))
         }
-        let (savedVariant, savedStamp) = (self.variant, stamp)
-        self.variant = variant
-        if depth == 0 { stamp = .configuration }
-        defer { (self.variant, stamp) = (savedVariant, savedStamp) }
+        let (savedOrigin, savedVariant) = (node.stampedOrigin, node.stampedVariant)
+        stamp(origin: depth == 0 ? .configuration : savedOrigin, variant: variant)
+        defer { stamp(origin: savedOrigin, variant: savedVariant) }
         apply(&self)
+    }
+
+    /// Sets what the values set through these values are stamped with, on a node of their own.
+    private mutating func stamp(origin: EntryOrigin?, variant: String?) {
+        if !node.isUnique() { node = node.copy(extra: 4) }
+        node.stamp(origin: origin, variant: variant)
     }
 }
