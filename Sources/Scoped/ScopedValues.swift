@@ -87,15 +87,8 @@ public struct ScopedValues: Sendable {
         if !node.isUnique() || !node.hasRoomForOneMore {
             node = node.copy(extra: 4)
         }
-        let entry = StoredEntry(
-            keyType: key,
-            valueType: V.self,
-            kind: kind,
-            lifetime: lifetime,
-            origin: origin,
-            variant: node.stampedVariant
-        )
-        node.set(value, for: ObjectIdentifier(key), entry: entry)
+        let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: node.stampedVariant)
+        node.set(value, for: ObjectIdentifier(key), info: info)
     }
 
     /// Stores `object` under its type, for reading with `@Scoped(T.self)`.

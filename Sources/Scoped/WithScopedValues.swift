@@ -12,8 +12,7 @@ public func withScopedValues<R>(
     _ update: (inout ScopedValues) throws -> Void,
     operation: () throws -> R
 ) rethrows -> R {
-    var values = ScopedValues.current
-    values.openChild()
+    var values = ScopedValues.currentChild()
     try update(&values)
     return try ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
 }
@@ -27,8 +26,7 @@ public func withScopedValues<R>(
     isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    var values = ScopedValues.current
-    values.openChild()
+    var values = ScopedValues.currentChild()
     try update(&values)
     return try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
 }
@@ -63,5 +61,12 @@ extension ScopedValues {
     @inlinable
     package mutating func openChild(scope: ScopeContext? = nil) {
         node = node.child(extra: 4, scope: scope ?? node.scope)
+    }
+
+    /// The values of a child scope of the current one, as ``openChild(scope:)`` makes them,
+    /// made without copying the current values first.
+    @inlinable
+    package static func currentChild() -> ScopedValues {
+        withCurrent { ScopedValues(node: $0.node.child(extra: 4, scope: $0.node.scope)) }
     }
 }

@@ -52,4 +52,26 @@ struct StorageTests {
         }
         #expect(Tracked.alive.withLock { $0 } == before)
     }
+
+    @Test func describingReadsEachEntrysKeyTypeKindLifetimeAndOriginBackFromItsSlot() {
+        let description = withScopedValues({
+            $0.wide = Wide()
+            $0.set(Tracked(id: 4))
+            $0.set(AppClockKey.self, to: Resource(name: "appClock", label: "provided"))
+        }) {
+            withScopedValues({ $0.copyright = "© Child" }) { ScopedValues.current.describe() }
+        }
+        let byName = Dictionary(uniqueKeysWithValues: description.entries.map { ($0.name, $0) })
+        // Boxed, yet described as the type its key declares.
+        #expect(byName["wide"]?.valueType == String(reflecting: Wide.self))
+        #expect(byName["wide"]?.kind == .value)
+        #expect(byName["wide"]?.origin == .override(depth: 1))
+        #expect(byName["wide"]?.lifetime == nil)
+        #expect(byName[String(reflecting: Tracked.self)]?.kind == .object)
+        #expect(byName["appClock"]?.kind == .service)
+        #expect(byName["appClock"]?.lifetime == .app)
+        #expect(byName["appClock"]?.valueType == String(reflecting: Resource.self))
+        #expect(byName["copyright"]?.origin == .override(depth: 2))
+        #expect(description.entries.allSatisfy { $0.variant == nil })
+    }
 }

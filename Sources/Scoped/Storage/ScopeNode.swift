@@ -47,12 +47,13 @@ package struct ScopeNode: @unchecked Sendable {
     /// the one its depth implies; `nil` otherwise.
     @inlinable
     package var stampedOrigin: EntryOrigin? { buffer.withUnsafeMutablePointerToHeader { $0.pointee.stampedOrigin } }
-    /// The variant being applied to this node, stamped on the values set into it meanwhile.
+    /// The ``VariantNames`` index of the variant being applied to this node, stamped on the
+    /// values set into it meanwhile; 0 otherwise.
     @inlinable
-    package var stampedVariant: String? { buffer.withUnsafeMutablePointerToHeader { $0.pointee.stampedVariant } }
+    package var stampedVariant: UInt32 { buffer.withUnsafeMutablePointerToHeader { $0.pointee.stampedVariant } }
 
     /// Sets what values set into this node are stamped with; the buffer must be unique.
-    package func stamp(origin: EntryOrigin?, variant: String?) {
+    package func stamp(origin: EntryOrigin?, variant: UInt32) {
         buffer.withUnsafeMutablePointerToHeader {
             $0.pointee.stampedOrigin = origin
             $0.pointee.stampedVariant = variant
@@ -105,10 +106,10 @@ package struct ScopeNode: @unchecked Sendable {
     @inlinable
     package mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
 
-    /// Stores `value` for `key`; the buffer must be unique and have room.
+    /// Stores `value` for `key`, with what diagnostics know of it; the buffer must be unique and have room.
     @inlinable
-    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
-        buffer.set(value, for: key, entry: entry)
+    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, info: EntryInfo) {
+        buffer.set(value, for: key, info: info)
     }
 }
 
@@ -130,14 +131,15 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         /// See ``ScopeNode/stampedOrigin``.
         @usableFromInline var stampedOrigin: EntryOrigin?
         /// See ``ScopeNode/stampedVariant``.
-        @usableFromInline var stampedVariant: String?
+        @usableFromInline var stampedVariant: UInt32
     }
 
     /// One entry of the table.
     ///
     /// Its value lives in `storage` itself when it fits in five words (every class reference, most existentials,
     /// strings, small structs), or in a ``ValueBox`` whose reference lives there; `witness` knows how to copy and
-    /// destroy it.
+    /// destroy it, and the value's type. The slot itself is plain words: it needs no destroying of its own, and
+    /// making and copying one is a few stores.
     @usableFromInline
     package struct Slot {
         /// The value, or its box, as raw words.
@@ -147,9 +149,10 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         /// The key's identity as a number; 0 marks an empty slot.
         @usableFromInline var key: UInt
         @usableFromInline var witness: (any SlotValueWitness.Type)?
-        @usableFromInline var entry: StoredEntry?
+        /// What diagnostics know of the entry.
+        @usableFromInline var info: EntryInfo
 
-        static var empty: Slot { Slot(storage: (0, 0, 0, 0, 0), key: 0, witness: nil, entry: nil) }
+        static var empty: Slot { Slot(storage: (0, 0, 0, 0, 0), key: 0, witness: nil, info: .none) }
     }
 
     /// Where a slot's `storage` starts within the slot: at its start, as the first stored property of a non-resilient
@@ -173,7 +176,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         observer: DefaultReadObserver? = nil,
         base: ScopeNodeBuffer? = nil,
         stampedOrigin: EntryOrigin? = nil,
-        stampedVariant: String? = nil
+        stampedVariant: UInt32 = 0
     ) -> ScopeNodeBuffer {
         let buffer = create(minimumCapacity: capacity) { _ in
             Header(
@@ -273,7 +276,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     ///
     /// The node must be uniquely referenced and have room (``hasRoomForOneMore``).
     @inlinable
-    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, entry: StoredEntry) {
+    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, info: EntryInfo) {
         withUnsafeMutablePointers { header, slots in
             let identity = UInt(bitPattern: key)
             let index = Self.slotIndex(identity, header: header, slots: slots)
@@ -289,9 +292,9 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
                 slots[index].witness = SlotWitness<V>.self
             } else {
                 storage.initializeMemory(as: ValueBox<V>.self, to: ValueBox(value))
-                slots[index].witness = SlotWitness<ValueBox<V>>.self
+                slots[index].witness = BoxedSlotWitness<V>.self
             }
-            slots[index].entry = entry
+            slots[index].info = info
         }
     }
 
@@ -396,7 +399,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
                         copyHeader.pointee.count &+= 1
                     }
                     copySlots[target].witness = slots[index].witness
-                    copySlots[target].entry = slots[index].entry
+                    copySlots[target].info = slots[index].info
                     slots[index].witness!.copy(from: UnsafeRawPointer(slots + index) + Self.storageOffset, to: storage)
                 }
             }
@@ -407,7 +410,20 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     /// overlay's, and the base's that the overlay does not replace.
     package var entries: [StoredEntry] {
         let own = withUnsafeMutablePointers { header, slots in
-            (0..<header.pointee.capacity).compactMap { slots[$0].entry }
+            (0..<header.pointee.capacity)
+                .compactMap { index -> StoredEntry? in
+                    let slot = slots[index]
+                    guard slot.key != 0, let witness = slot.witness else { return nil }
+                    return StoredEntry(
+                        // A key's identity is its type's metadata.
+                        keyType: unsafeBitCast(UnsafeRawPointer(bitPattern: slot.key)!, to: Any.Type.self),
+                        valueType: witness.valueType,
+                        kind: slot.info.kind,
+                        lifetime: slot.info.lifetime,
+                        origin: slot.info.origin,
+                        variant: VariantNames.name(at: slot.info.variant)
+                    )
+                }
         }
         guard let base = baseNode else { return own }
         let keys = Set(own.map { ObjectIdentifier($0.keyType) })
@@ -415,16 +431,21 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     }
 }
 
-/// How a slot's value is copied and destroyed, known only through its type.
+/// How a slot's value is copied and destroyed, known only through its type, and what type it is.
 @usableFromInline
 protocol SlotValueWitness {
+    /// The value's type, as its key declares it.
+    static var valueType: Any.Type { get }
     static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer)
     static func destroy(_ value: UnsafeMutableRawPointer)
 }
 
-/// The ``SlotValueWitness`` of values of type `Value`.
+/// The ``SlotValueWitness`` of values of type `Value` stored in a slot's words.
 @usableFromInline
 enum SlotWitness<Value>: SlotValueWitness {
+    @usableFromInline
+    static var valueType: Any.Type { Value.self }
+
     @usableFromInline
     static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
         destination.initializeMemory(as: Value.self, to: source.load(as: Value.self))
@@ -433,5 +454,22 @@ enum SlotWitness<Value>: SlotValueWitness {
     @usableFromInline
     static func destroy(_ value: UnsafeMutableRawPointer) {
         value.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+    }
+}
+
+/// The ``SlotValueWitness`` of values of type `Value` stored in a ``ValueBox``.
+@usableFromInline
+enum BoxedSlotWitness<Value: Sendable>: SlotValueWitness {
+    @usableFromInline
+    static var valueType: Any.Type { Value.self }
+
+    @usableFromInline
+    static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
+        destination.initializeMemory(as: ValueBox<Value>.self, to: source.load(as: ValueBox<Value>.self))
+    }
+
+    @usableFromInline
+    static func destroy(_ value: UnsafeMutableRawPointer) {
+        value.assumingMemoryBound(to: ValueBox<Value>.self).deinitialize(count: 1)
     }
 }

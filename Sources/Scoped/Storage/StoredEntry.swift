@@ -1,24 +1,22 @@
 /// What diagnostics know about an entry a scope set: its key, its value's type, where it came from.
 ///
-/// Stored beside the value; nothing is formatted until a scope is described.
+/// Unpacked from a slot's key, witness and ``EntryInfo`` when a scope is described, never on the read path.
 ///
 /// `@unchecked Sendable`: every property is an immutable value; `Any.Type` is a metatype.
-@usableFromInline
 package struct StoredEntry: @unchecked Sendable {
     /// The key type (or, for objects, the object's type) the value is stored under.
-    @usableFromInline package let keyType: Any.Type
+    package let keyType: Any.Type
     /// The static type of the value, as declared by its key.
-    @usableFromInline package let valueType: Any.Type
+    package let valueType: Any.Type
     /// What kind of entry holds the value.
-    @usableFromInline package let kind: EntryKind
+    package let kind: EntryKind
     /// For a service provided from outside: its lifetime; `nil` for values and objects.
-    @usableFromInline package let lifetime: ScopedLifetime?
+    package let lifetime: ScopedLifetime?
     /// Where the value came from.
-    @usableFromInline package let origin: EntryOrigin
+    package let origin: EntryOrigin
     /// The named variant that set the value, if one did.
-    @usableFromInline package let variant: String?
+    package let variant: String?
 
-    @inlinable
     package init(
         keyType: Any.Type,
         valueType: Any.Type,
