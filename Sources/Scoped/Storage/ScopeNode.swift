@@ -191,6 +191,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
             )
         }
         assert(MemoryLayout<Slot>.offset(of: \Slot.storage) == storageOffset)
+        assert(_isPOD(Slot.self))
         let node = unsafeDowncast(buffer, to: ScopeNodeBuffer.self)
         node.withUnsafeMutablePointerToElements { $0.initialize(repeating: .empty, count: capacity) }
         return node
@@ -201,7 +202,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
             for index in 0..<header.pointee.capacity where slots[index].key != 0 {
                 slots[index].witness!.destroy(UnsafeMutableRawPointer(slots + index) + Self.storageOffset)
             }
-            _ = slots.deinitialize(count: header.pointee.capacity)
+            // Slots are plain words (checked when a node is made): nothing else to deinitialize.
             header.pointee.base?.release()
         }
     }
