@@ -19,8 +19,9 @@ package final class ScopeContext: Sendable {
     }
 
     private struct State: ~Copyable {
-        /// Services built or being built; few per scope, so a list beats a dictionary.
-        var entries: [Entry] = []
+        /// Services built or being built; few per scope, so a list beats a dictionary, and the
+        /// first one is kept without allocating.
+        var entries = SmallList<Entry>()
         /// How many services this scope has built: the next one's `order`.
         var builtCount = 0
         var isClosed = false
@@ -249,8 +250,8 @@ package final class ScopeContext: Sendable {
     nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
         // The entries move out of the state (no copy): a closed scope keeps nothing, and a
         // later read of its services is refused with `scopeEnded`.
-        let (entries, buffer) = state.withLock { state -> ([Entry], ScopeNodeBuffer?) in
-            guard !state.isClosed else { return ([], nil) }
+        let (entries, buffer) = state.withLock { state -> (SmallList<Entry>, ScopeNodeBuffer?) in
+            guard !state.isClosed else { return (SmallList(), nil) }
             state.isClosed = true
             let entries = state.entries
             // Constructions still in flight stay: their builders wake their waiters when they
@@ -259,7 +260,7 @@ package final class ScopeContext: Sendable {
                 if case .building = entry.slot { return true }
                 return false
             }
-            state.entries = entries.contains(where: isBuilding) ? entries.filter(isBuilding) : []
+            state.entries = entries.contains(where: isBuilding) ? SmallList(entries.filter(isBuilding)) : SmallList()
             defer { state.node = nil }
             return (entries, state.node)
         }
@@ -328,7 +329,7 @@ package final class ScopeContext: Sendable {
 
     /// The built entry with the largest `order` below `limit`, or `nil`.
     private static func newest(
-        in entries: [Entry],
+        in entries: SmallList<Entry>,
         before limit: Int
     ) -> (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)? {
         var newest: (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)?
