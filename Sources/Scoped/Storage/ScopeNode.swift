@@ -60,15 +60,6 @@ package struct ScopeNode: @unchecked Sendable {
         }
     }
 
-    /// The value stored for `key`, or `nil` if no scope set it.
-    ///
-    /// `V` must be the type it was stored as; the key's identity guarantees it.
-    @inlinable
-    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type) -> V? {
-        guard let storage = buffer.storage(for: key) else { return nil }
-        return ScopeNodeBuffer.load(storage, as: V.self)
-    }
-
     /// Where the value stored for `key` lives, or `nil` if no scope set it.
     ///
     /// The pointer is valid while this node is; read it with ``ScopeNodeBuffer/load(_:as:)``.
