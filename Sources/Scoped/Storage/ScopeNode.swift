@@ -165,9 +165,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         depth: Int,
         scope: ScopeContext?,
         observer: DefaultReadObserver? = nil,
-        base: ScopeNodeBuffer? = nil,
-        stampedOrigin: EntryOrigin? = nil,
-        stampedVariant: UInt32 = 0
+        base: ScopeNodeBuffer? = nil
     ) -> ScopeNodeBuffer {
         let buffer = create(minimumCapacity: capacity) { _ in
             Header(
@@ -177,8 +175,8 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
                 scope: scope,
                 observer: observer ?? scope?.registry.observer,
                 base: base.map { Unmanaged.passRetained($0) },
-                stampedOrigin: stampedOrigin,
-                stampedVariant: stampedVariant
+                stampedOrigin: nil,
+                stampedVariant: 0
             )
         }
         assert(MemoryLayout<Slot>.offset(of: \Slot.storage) == storageOffset)
