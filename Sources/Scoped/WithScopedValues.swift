@@ -56,17 +56,17 @@ public func withScopedValues<R>(
 }
 
 extension ScopedValues {
-    /// Prepares a copy of the current values to become a child scope: one level deeper,
-    /// stamping the values it sets as overrides at that depth.
+    /// The values of a child scope of these: one level deeper, in `scope` (or in this scope),
+    /// stamping the values set through them as overrides at that depth.
     @inlinable
-    package mutating func openChild(scope: ScopeContext? = nil) {
-        node = node.child(extra: 4, scope: scope ?? node.scope)
+    package func child(scope: ScopeContext? = nil) -> ScopedValues {
+        ScopedValues(node: node.child(extra: 4, scope: scope ?? node.scope))
     }
 
-    /// The values of a child scope of the current one, as ``openChild(scope:)`` makes them,
-    /// made without copying the current values first.
+    /// The values of a child scope of the current one, made without copying the current
+    /// values first.
     @inlinable
     package static func currentChild() -> ScopedValues {
-        withCurrent { ScopedValues(node: $0.node.child(extra: 4, scope: $0.node.scope)) }
+        withCurrent { $0.child() }
     }
 }

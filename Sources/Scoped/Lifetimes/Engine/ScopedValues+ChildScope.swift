@@ -7,8 +7,7 @@ extension ScopedValues {
         values: ScopedValues, context: ScopeContext
     ) {
         let context = ScopeContext(childOf: scope ?? ScopeRoot.implicit.context)
-        var values = self
-        values.openChild(scope: context)
+        var values = child(scope: context)
         try update(&values)
         context.attach(values.node)
         return (values, context)
