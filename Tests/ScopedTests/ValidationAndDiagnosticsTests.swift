@@ -183,4 +183,24 @@ struct VariantStampTests {
         #expect(keptByName["requestID"]?.variant == nil)
         #expect(kept.titles.title(id: 1) == "production 1")
     }
+
+    @Test func aVariantAppliedToAFullNodeStampsWhatItSetsIntoTheGrownCopy() async throws {
+        var variants = ScopedVariants()
+        variants.register("fixture", of: \.titles) { MockTitles(titles: [1: "Toy Story"]) }
+        let root = ScopeRoot(variants: variants)
+        let description = try await root.withScope({
+            // A request scope's node has room for 4 entries: the variant's write grows it.
+            $0.requestID = "r"
+            $0.copyright = "© Full"
+            $0.serviceLabel = "full"
+            $0.retryLimit = 3
+            try $0.selectVariant("fixture", of: "titles")
+        }) {
+            ScopedValues.current.describe()
+        }
+        let byName = Dictionary(uniqueKeysWithValues: description.entries.map { ($0.name, $0) })
+        #expect(byName["titles"]?.variant == "fixture")
+        #expect(byName["titles"]?.origin == .override(depth: 1))
+        #expect(byName["retryLimit"]?.variant == nil)
+    }
 }

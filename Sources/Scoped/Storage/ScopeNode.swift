@@ -53,6 +53,7 @@ package struct ScopeNode: @unchecked Sendable {
     package var stampedVariant: UInt32 { buffer.withUnsafeMutablePointerToHeader { $0.pointee.stampedVariant } }
 
     /// Sets what values set into this node are stamped with; the buffer must be unique.
+    @inlinable
     package func stamp(origin: EntryOrigin?, variant: UInt32) {
         buffer.withUnsafeMutablePointerToHeader {
             $0.pointee.stampedOrigin = origin
@@ -73,9 +74,14 @@ package struct ScopeNode: @unchecked Sendable {
 
     /// A copy of this node, at the same level, with room for `extra` more entries: the same
     /// base and a copy of the overlay (for a base, of its whole table).
+    ///
+    /// The copy keeps stamping what a variant being applied sets: it replaces this node when
+    /// one grows, or is first written, while a variant is applied.
     @inlinable
     package func copy(extra: Int) -> ScopeNode {
-        ScopeNode(buffer.copy(extra: extra, depth: buffer.depth, scope: buffer.scope, base: buffer.baseNode))
+        let copy = ScopeNode(buffer.copy(extra: extra, depth: buffer.depth, scope: buffer.scope, base: buffer.baseNode))
+        copy.stamp(origin: stampedOrigin, variant: stampedVariant)
+        return copy
     }
 
     /// A base node at `depth`, in `scope`, holding every entry this node sees, with room for
@@ -323,15 +329,6 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
             observer: observer,
             base: base
         )
-        if depth == self.depth {
-            // The same level: a copy made to grow keeps stamping what a variant sets.
-            withUnsafeMutablePointerToHeader { header in
-                copy.withUnsafeMutablePointerToHeader {
-                    $0.pointee.stampedOrigin = header.pointee.stampedOrigin
-                    $0.pointee.stampedVariant = header.pointee.stampedVariant
-                }
-            }
-        }
         copy.insertCopies(of: self, replacing: true)
         return copy
     }
