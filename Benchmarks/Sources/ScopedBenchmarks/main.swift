@@ -38,6 +38,19 @@ func runBenchmarks(filter: String?) async -> [String] {
     return rows
 }
 
-for row in await Task.detached(operation: { await runBenchmarks(filter: filter) }).value {
-    print(row)
+/// Runs each matching workload exactly `n` times and measures nothing: for counting a
+/// workload's calls with `perf stat` and uprobes, which needs a known number of operations.
+func runFixed(_ n: Int, filter: String?) async {
+    for workload in (coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + instrumentationWorkloads())
+    where filter == nil || workload.group.contains(filter!) || workload.name.contains(filter!) {
+        _ = await workload.run(n)
+    }
+}
+
+if let fixed = ProcessInfo.processInfo.environment["SCOPED_BENCH_OPERATIONS"].flatMap({ Int($0) }) {
+    await Task.detached { await runFixed(fixed, filter: filter) }.value
+} else {
+    for row in await Task.detached(operation: { await runBenchmarks(filter: filter) }).value {
+        print(row)
+    }
 }
