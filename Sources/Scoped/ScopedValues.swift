@@ -35,8 +35,12 @@ public struct ScopedValues: Sendable {
         self.node = node
     }
 
-    @usableFromInline @TaskLocal
-    package static var taskLocalNode = ScopeNode.empty
+    /// The task-local that binds the current scope's node: what `withScopedValues` and
+    /// `withScope` push, and what reads find in place (`withCurrent`).
+    ///
+    /// Declared without the `@TaskLocal` wrapper so that inlinable code can bind it.
+    @usableFromInline
+    package static let taskLocalNode = TaskLocal<ScopeNode>(wrappedValue: .empty)
 
     /// The values of the scope the calling task runs in.
     ///

@@ -14,21 +14,20 @@ public func withScopedValues<R>(
 ) rethrows -> R {
     var values = ScopedValues.currentChild()
     try update(&values)
-    return try ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
+    return try ScopedValues.taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs the asynchronous `operation` in a scope whose values are the current ones changed by `update`.
 ///
 /// The changes are seen by `operation`, everything it awaits and every child task it starts
 /// (`async let`, task groups, `Task {}`), and by nothing else.
-public func withScopedValues<R>(
+nonisolated(nonsending) public func withScopedValues<R>(
     _ update: (inout ScopedValues) throws -> Void,
-    isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
     var values = ScopedValues.currentChild()
     try update(&values)
-    return try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
+    return try await ScopedValues.taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs `operation` with `values` as the current scope.
@@ -43,16 +42,15 @@ public func withScopedValues<R>(
 /// }
 /// ```
 public func withScopedValues<R>(_ values: ScopedValues, operation: () throws -> R) rethrows -> R {
-    try ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
+    try ScopedValues.taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs the asynchronous `operation` with `values` as the current scope.
-public func withScopedValues<R>(
+nonisolated(nonsending) public func withScopedValues<R>(
     _ values: ScopedValues,
-    isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async rethrows -> R {
-    try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation)
+    try await ScopedValues.taskLocalNode.withValue(values.node, operation: operation)
 }
 
 extension ScopedValues {

@@ -78,7 +78,7 @@ enum ScopeBoundBody {
     /// `finish` closes the scope before forwarding the last one.
     ///
     /// Unchecked: it is written by the one task that writes the response, inside
-    /// ``Scope/run(isolation:_:)``; the checker cannot follow the writer it wraps through the
+    /// ``Scope/run(_:)``; the checker cannot follow the writer it wraps through the
     /// task-local binding's closure.
     private struct Writer: ResponseBodyWriter, @unchecked Sendable {
         var base: any ResponseBodyWriter

@@ -15,7 +15,7 @@ extension RouterMethods where Context: WebSocketRequestContext {
     /// `ScopeOutcome.success` when `handler` returned (the client closed),
     /// `ScopeOutcome.failure(_:)` when it threw and `ScopeOutcome.cancelled`
     /// when it was cancelled (the server shut down). Handle each message in a scope of its own
-    /// with `WebSocketInboundStream.forEachMessage(maxSize:isolation:_:then:)`.
+    /// with `WebSocketInboundStream.forEachMessage(maxSize:_:then:)`.
     ///
     /// ```swift
     /// webSocketRouter.add(middleware: RequestIDMiddleware())

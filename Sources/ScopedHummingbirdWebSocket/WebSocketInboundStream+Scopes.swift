@@ -15,14 +15,12 @@ extension WebSocketInboundStream {
     ///
     /// - Parameters:
     ///   - maxSize: the largest message accepted, in bytes; a larger one ends the connection.
-    ///   - isolation: the actor the handlers run on; inferred.
     ///   - handle: handles one message inside its scope.
     ///   - respond: runs after the message's scope closed, with what `handle` returned or the
     ///     error that rolled it back. An error it throws ends the connection.
     /// - Throws: what reading the connection or `respond` throws.
-    public func forEachMessage<Reply>(
+    nonisolated(nonsending) public func forEachMessage<Reply>(
         maxSize: Int,
-        isolation: isolated (any Actor)? = #isolation,
         _ handle: (WebSocketMessage) async throws -> Reply,
         then respond: (Result<Reply, any Error>) async throws -> Void
     ) async throws {

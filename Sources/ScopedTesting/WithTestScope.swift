@@ -20,15 +20,14 @@ public import Scoped
 /// > Note: Plain entries' defaults are `static let`s, shared by the whole process and so by
 /// > every test; keep them immutable values. Mutable state belongs in an app service, which
 /// > each test scope builds afresh.
-public func withTestScope<R>(
+nonisolated(nonsending) public func withTestScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
-    isolation: isolated (any Actor)? = #isolation,
     operation: () async throws -> R
 ) async throws -> R {
     let observer = DefaultReadObserver(onLiveDefaultRead: liveDefaultRecorder())
     let root = ScopeRoot(registry: ScopeRegistry(observer: observer)) { _ in }
     do {
-        let result = try await root.withScope(update, isolation: isolation, operation: operation)
+        let result = try await root.withScope(update, operation: operation)
         await root.shutdown()
         return result
     } catch {

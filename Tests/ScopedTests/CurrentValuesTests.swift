@@ -12,7 +12,7 @@ struct CurrentValuesTests {
 
     /// What each way of reading sees: `TaskLocal.get()`, `current`, and `@Scoped`.
     private static func seen() -> [String?] {
-        let bound = ScopedValues(node: ScopedValues.$taskLocalNode.get())
+        let bound = ScopedValues(node: ScopedValues.taskLocalNode.get())
         return [bound.requestID, ScopedValues.current.requestID, Reader().requestID]
     }
 
@@ -20,7 +20,7 @@ struct CurrentValuesTests {
         #expect(MemoryLayout<ScopedValues>.size == MemoryLayout<ScopeNode>.size)
         #expect(MemoryLayout<ScopedValues>.stride == MemoryLayout<UnsafeRawPointer>.stride)
         withScopedValues({ $0.requestID = "same" }) {
-            #expect(ScopedValues.current.node.buffer === ScopedValues.$taskLocalNode.get().buffer)
+            #expect(ScopedValues.current.node.buffer === ScopedValues.taskLocalNode.get().buffer)
         }
     }
 

@@ -30,12 +30,11 @@ public final class ReloadableScopeRoot: Sendable {
 
     /// Runs `operation` in a new scope of the current root.
     ///
-    /// See ``ScopeRoot/withScope(_:isolation:operation:)``.
-    public func withScope<R>(
+    /// See ``ScopeRoot/withScope(_:operation:)``.
+    nonisolated(nonsending) public func withScope<R>(
         _ update: (inout ScopedValues) throws -> Void = { _ in },
-        isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> R
     ) async throws -> R {
-        try await current.withScope(update, isolation: isolation, operation: operation)
+        try await current.withScope(update, operation: operation)
     }
 }

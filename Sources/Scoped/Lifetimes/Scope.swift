@@ -4,9 +4,9 @@ import Synchronization
 /// one closure returns: a response whose body is written after its handler returned, a
 /// connection that outlives the call that accepted it.
 ///
-/// Prefer ``withScope(_:isolation:operation:)``, which cannot forget to close. Where the end of
+/// Prefer ``withScope(_:operation:)``, which cannot forget to close. Where the end of
 /// the work is an event rather than a return, open a scope on the root, run each piece of the
-/// work in it with ``run(isolation:_:)``, and close it once with the outcome:
+/// work in it with ``run(_:)``, and close it once with the outcome:
 ///
 /// ```swift
 /// let scope = try root.openScope { $0.requestID = id }
@@ -20,7 +20,7 @@ import Synchronization
 /// ``ScopeOutcome/cancelled`` (in a new task, since a deinitializer cannot wait): its
 /// services still close and its root still drains.
 public final class Scope: Sendable {
-    /// The scope's values: what reads inside ``run(isolation:_:)`` resolve to.
+    /// The scope's values: what reads inside ``run(_:)`` resolve to.
     public let values: ScopedValues
     private let context: ScopeContext
     private let isClosing = Atomic<Bool>(false)
@@ -48,11 +48,10 @@ public final class Scope: Sendable {
     ///
     /// - Throws: what `operation` throws. A read of a service after the scope closed throws
     ///   ``ScopedError/scopeEnded(entry:)``.
-    public func run<R>(
-        isolation: isolated (any Actor)? = #isolation,
+    nonisolated(nonsending) public func run<R>(
         _ operation: () async throws -> R
     ) async rethrows -> R {
-        try await ScopedValues.$taskLocalNode.withValue(values.node, operation: operation, isolation: isolation)
+        try await ScopedValues.taskLocalNode.withValue(values.node, operation: operation)
     }
 
     /// Closes the scope: the services it built close newest first, each told `outcome`.
@@ -64,7 +63,7 @@ public final class Scope: Sendable {
     ///   go to the root's close-error handler.
     public func close(_ outcome: ScopeOutcome) async throws {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        try await ScopedValues.$taskLocalNode.withValue(values.node) {
+        try await ScopedValues.taskLocalNode.withValue(values.node) {
             try await context.end(outcome)
         }
     }

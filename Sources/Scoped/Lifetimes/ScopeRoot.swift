@@ -1,7 +1,7 @@
 /// The application root scope: built once at start-up, parent of every request scope.
 ///
 /// A root holds the values set in code and by configuration, builds ``ScopedLifetime/app``
-/// services once, and opens a child scope per request with ``withScope(_:isolation:operation:)``:
+/// services once, and opens a child scope per request with ``withScope(_:operation:)``:
 ///
 /// ```swift
 /// let root = ScopeRoot(services: [DatabaseKey.self, SessionKey.self]) {
@@ -123,18 +123,18 @@ public final class ScopeRoot: Sendable {
     ///
     /// - Throws: what `operation` throws; or, when it returned but a service failed to close,
     ///   a ``ScopeCloseError``.
-    public func withScope<R>(
+    @inlinable
+    nonisolated(nonsending) public func withScope<R>(
         _ update: (inout ScopedValues) throws -> Void = { _ in },
-        isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> R
     ) async throws -> R {
-        try await runInChildScope(on: values, update: update, isolation: isolation, operation: operation)
+        try await runInChildScope(on: values, update: update, operation: operation)
     }
 
     /// Opens a child scope of this root that stays open until you close it.
     ///
     /// For work whose end is not the end of one closure; see ``Scope``. Everything else uses
-    /// ``withScope(_:isolation:operation:)``.
+    /// ``withScope(_:operation:)``.
     ///
     /// - Parameter update: changes the scope's values as it opens.
     /// - Returns: the open scope, counted in ``openScopeCount`` until it closes.

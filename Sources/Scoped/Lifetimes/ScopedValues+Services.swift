@@ -14,17 +14,19 @@ extension ScopedValues {
             if let storage = node.storage(for: ObjectIdentifier(key)) {
                 return ScopeNodeBuffer.load(storage, as: K.Value.self)
             }
+            let owner: ScopeContext
             switch K.lifetime {
             case .app:
-                return try await (scope?.root ?? ScopeRoot.implicit.context).service(key)
+                owner = scope?.root ?? ScopeRoot.implicit.context
             case .scope:
                 guard let scope, scope.lifetime == .scope else {
                     let recorder = (scope ?? ScopeRoot.implicit.context).registry.dependencies
                     try recorder.check(.init(key), in: .current, recordingRead: false)
                     throw ScopedError.outsideScope(entry: K.name)
                 }
-                return try await scope.service(key)
+                owner = scope
             }
+            return unsafeDowncast(try await owner.service(.init(key)), to: ValueBox<K.Value>.self).value
         }
     }
 

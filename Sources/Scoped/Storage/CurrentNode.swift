@@ -13,7 +13,7 @@ func taskLocalValueGet(key: UnsafeRawPointer) -> UnsafeMutableRawPointer?
 extension ScopedValues {
     /// The key the runtime knows ``taskLocalNode`` by: its `TaskLocal` object's address.
     @usableFromInline
-    package static let taskLocalKey = UInt(bitPattern: Unmanaged.passUnretained($taskLocalNode).toOpaque())
+    package static let taskLocalKey = UInt(bitPattern: Unmanaged.passUnretained(taskLocalNode).toOpaque())
 
     /// Values that read every entry's default, where reads find them when no scope is bound.
     ///

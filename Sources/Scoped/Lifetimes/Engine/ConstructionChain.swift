@@ -16,6 +16,19 @@ struct ConstructionChain: Sendable {
 
     @TaskLocal static var current = ConstructionChain()
 
+    /// The key the runtime knows ``current`` by: its `TaskLocal` object's address.
+    private static let taskLocalKey = UInt(bitPattern: Unmanaged.passUnretained($current).toOpaque())
+
+    /// The calling task's chain, read where the task binds it, as `ScopedValues.withCurrent`
+    /// reads the values: a service read asks on every read, and most find no binding at all,
+    /// which this answers without a call through `TaskLocal.get()` and a generic copy.
+    static var ofCurrentTask: ConstructionChain {
+        guard let bound = taskLocalValueGet(key: UnsafeRawPointer(bitPattern: taskLocalKey)!) else {
+            return ConstructionChain()
+        }
+        return bound.load(as: ConstructionChain.self)
+    }
+
     /// The innermost construction the current task is building; its parents lead outward.
     ///
     /// A linked list, so that entering a construction allocates nothing beyond its record.

@@ -102,126 +102,185 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    /// The service for `K`, built now if this scope has not built it yet.
-    nonisolated(nonsending) package func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
-        let id = ObjectIdentifier(key)
-        if let box = state.withLock({ state -> AnyValueBox? in
-            guard let index = state.index(of: id), case .built(let box, _, _) = state.entries[index].slot else {
-                return nil
-            }
-            return box
-        }) {
-            // Read inside a construction: checked for a cycle or a captive read, and recorded.
-            // (A task-local read, not a root-wide counter: under load some construction is
-            // always in flight, and a counter every build writes is shared by every core.)
-            let chain = ConstructionChain.current
-            if chain.innermost != nil { try registry.dependencies.check(.init(key), in: chain) }
-            return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
-        }
-        let link = ConstructionChain.Link(key)
-        let chain = ConstructionChain.current
-        try registry.dependencies.check(link, in: chain)
+    /// The service `link` names, in its box, built now if this scope has not built it yet.
+    ///
+    /// The engine works on boxes, not on `Value`s: it is not specialized for a key, and a
+    /// local of a generic type in an async function is a task allocation of its own. Only
+    /// ``ScopedServiceKey/makeBox()`` and the reader's downcast meet the value's type. For the
+    /// same reason the locked steps are synchronous functions of their own: what an async
+    /// function keeps in a local, even between two `await`s, lives in the task's allocator.
+    nonisolated(nonsending) func service(_ link: ConstructionChain.Link) async throws -> AnyValueBox {
+        // Read inside a construction: checked for a cycle or a captive read, and recorded.
+        // (A task-local read, not a root-wide counter: under load some construction is
+        // always in flight, and a counter every build writes is shared by every core.)
+        let chain = ConstructionChain.ofCurrentTask
+        if chain.innermost != nil { try registry.dependencies.check(link, in: chain) }
         while true {
-            // Either this task becomes the builder (a node to build with, and its construction)
-            // or it waits for the builder's construction (or, if built meanwhile, for nothing).
-            let (node, construction) = try state.withLock { state -> (ScopeNodeBuffer?, Construction?) in
-                if let index = state.index(of: id) {
-                    guard case .building(let builder, _) = state.entries[index].slot else { return (nil, nil) }
-                    return (nil, builder)
-                }
-                guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: K.name) }
-                let construction = Construction(link, parent: chain.innermost)
-                state.entries.append(Entry(id: id, slot: .building(construction, [])))
-                return (node, construction)
-            }
-            if let node, let construction {
-                return try await build(key, with: ScopeNode(node), chain: chain.appending(construction))
-            }
-            let builder = construction
-            // A task that is itself building waits only where that cannot close a cycle.
-            let waiting = builder == nil ? [] : chain.constructions
-            if let builder { try ConstructionGraph.beginWait(waiting, for: builder) }
-            defer { if let builder { ConstructionGraph.endWait(waiting, for: builder) } }
-            do {
-                let box = try await withCheckedThrowingContinuation { continuation in
-                    let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
-                        guard let index = state.index(of: id) else { return .failure(Retry()) }
-                        switch state.entries[index].slot {
-                        case .built(let box, _, _):
-                            return .success(box)
-                        case .building(let builder, var waiters):
-                            waiters.append(continuation)
-                            state.entries[index].slot = .building(builder, waiters)
-                            return nil
-                        }
-                    }
-                    if let ready { continuation.resume(with: ready) }
-                }
-                return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
-            } catch is Retry {
-                continue
+            switch try claim(link, in: chain) {
+            case .built(let box):
+                return box
+            case .build(let node, let construction):
+                return try await build(link, with: ScopeNode(node), chain: chain.appending(construction))
+            case .wait(let builder):
+                if let box = try await wait(for: link, builtBy: builder, in: chain) { return box }
             }
         }
     }
 
-    nonisolated(nonsending) private func build<K: ScopedServiceKey>(
-        _ key: K.Type,
-        with node: ScopeNode,
-        chain: ConstructionChain
-    ) async throws -> K.Value {
-        let id = ObjectIdentifier(key)
-        let value: K.Value
-        // App services are built once per root: their build time is worth two clock reads.
-        let start = K.lifetime == .app ? ContinuousClock.now : nil
-        do {
-            value = try await ConstructionChain.$current.withValue(chain) {
-                try await Self.withCurrent(node) {
-                    #if Instrumentation
-                    if let instruments = registry.instruments { return try await instruments.build(key, K.makeValue) }
-                    #endif
-                    return try await K.makeValue()
+    /// What a reader of a service does next.
+    private enum Claim {
+        /// Returns the service, built already.
+        case built(AnyValueBox)
+        /// Builds the service itself, with the node and as the construction given.
+        case build(ScopeNodeBuffer, Construction)
+        /// Waits for another task's construction.
+        case wait(Construction)
+    }
+
+    /// Finds the service `link` names, or claims its construction for the calling task, or
+    /// names the construction to wait for.
+    private func claim(_ link: ConstructionChain.Link, in chain: ConstructionChain) throws -> Claim {
+        let id = ObjectIdentifier(link.key)
+        return try state.withLock { state in
+            if let index = state.index(of: id) {
+                switch state.entries[index].slot {
+                case .built(let box, _, _): return .built(box)
+                case .building(let builder, _): return .wait(builder)
                 }
             }
-            if let start { registry.dependencies.appServiceBuilt(.init(key), in: ContinuousClock.now - start) }
-        } catch {
-            let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
-                guard let index = state.index(of: id) else { return [] }
-                defer { state.entries.remove(at: index) }
-                if case .building(_, let waiters) = state.entries[index].slot { return waiters }
-                return []
+            guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: link.key.name) }
+            let construction = Construction(link, parent: chain.innermost)
+            state.entries.append(Entry(id: id, slot: .building(construction, [])))
+            return .build(node, construction)
+        }
+    }
+
+    /// Waits for `builder` to finish building the service `link` names.
+    ///
+    /// - Returns: the service, or `nil` when its construction failed before this task
+    ///   waited: then the reader claims it again.
+    nonisolated(nonsending) private func wait(
+        for link: ConstructionChain.Link,
+        builtBy builder: Construction,
+        in chain: ConstructionChain
+    ) async throws -> AnyValueBox? {
+        let id = ObjectIdentifier(link.key)
+        // A task that is itself building waits only where that cannot close a cycle.
+        let waiting = chain.constructions
+        try ConstructionGraph.beginWait(waiting, for: builder)
+        defer { ConstructionGraph.endWait(waiting, for: builder) }
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
+                    guard let index = state.index(of: id) else { return .failure(Retry()) }
+                    switch state.entries[index].slot {
+                    case .built(let box, _, _):
+                        return .success(box)
+                    case .building(let builder, var waiters):
+                        waiters.append(continuation)
+                        state.entries[index].slot = .building(builder, waiters)
+                        return nil
+                    }
+                }
+                if let ready { continuation.resume(with: ready) }
             }
-            for waiter in waiters { waiter.resume(throwing: error) }
+        } catch is Retry {
+            return nil
+        }
+    }
+
+    /// Builds the service `link` names with `node` current and `chain` as the construction
+    /// chain, stores it, and hands it to the tasks that waited for it.
+    nonisolated(nonsending) private func build(
+        _ link: ConstructionChain.Link,
+        with node: ScopeNode,
+        chain: ConstructionChain
+    ) async throws -> AnyValueBox {
+        let box: AnyValueBox
+        // App services are built once per root: their build time is worth two clock reads.
+        let start = link.lifetime == .app ? ContinuousClock.now : nil
+        do {
+            box = try await ConstructionChain.$current.withValue(chain) {
+                #if Instrumentation
+                if let instruments = registry.instruments {
+                    return try await Self.withCurrent(node) { try await instruments.build(link.key, link.key.makeBox) }
+                }
+                #endif
+                // A request scope's services are built inside its binding: no binding of their own.
+                guard Self.isCurrent(node) else { return try await Self.withCurrent(node, link.key.makeBox) }
+                return try await link.key.makeBox()
+            }
+        } catch {
+            abandonBuild(of: link, failingWith: error)
             throw error
         }
-        let box = ValueBox(value)
-        let (waiters, isClosed, watchers) = state.withLock { state in
+        if let start { registry.dependencies.appServiceBuilt(link, in: ContinuousClock.now - start) }
+        guard store(box, builtFor: link) else {
+            try await closeBuiltAfterEnd(box, of: link, with: node)
+        }
+        return box
+    }
+
+    /// Forgets the failed construction of the service `link` names and fails its waiters.
+    private func abandonBuild(of link: ConstructionChain.Link, failingWith error: any Error) {
+        let id = ObjectIdentifier(link.key)
+        let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
+            guard let index = state.index(of: id) else { return [] }
+            defer { state.entries.remove(at: index) }
+            if case .building(_, let waiters) = state.entries[index].slot { return waiters }
+            return []
+        }
+        for waiter in waiters { waiter.resume(throwing: error) }
+    }
+
+    /// Stores the service built for `link` and hands it to its waiters and watchers.
+    ///
+    /// - Returns: `false` when the scope ended during the construction: then nothing is
+    ///   stored, the waiters fail with `scopeEnded`, and the builder closes the service.
+    private func store(_ box: AnyValueBox, builtFor link: ConstructionChain.Link) -> Bool {
+        let id = ObjectIdentifier(link.key)
+        typealias Handed = (
+            waiters: [CheckedContinuation<AnyValueBox, any Error>], watchers: [@Sendable (any Sendable) -> Void]?
+        )
+        let (waiters, watchers) = state.withLock { state -> Handed in
             var waiters: [CheckedContinuation<AnyValueBox, any Error>] = []
-            guard let index = state.index(of: id) else { return (waiters, true, state.watchers) }
+            guard let index = state.index(of: id) else { return (waiters, nil) }
             if case .building(_, let building) = state.entries[index].slot { waiters = building }
             if state.isClosed {
                 state.entries.remove(at: index)
-            } else {
-                state.entries[index].slot = .built(box, key: key, order: state.builtCount)
-                state.builtCount += 1
+                return (waiters, nil)
             }
-            return (waiters, state.isClosed, state.watchers)
+            state.entries[index].slot = .built(box, key: link.key, order: state.builtCount)
+            state.builtCount += 1
+            return (waiters, state.watchers)
         }
-        if isClosed {
-            // The scope ended while this service was being built: close it now so nothing leaks,
-            // and report a close that throws like every other close failure.
-            let error = ScopedError.scopeEnded(entry: K.name)
-            do {
-                try await Self.withCurrent(node) { try await K.close(value, outcome: .cancelled) }
-            } catch let closeError {
-                let failure = ScopeCloseError.Failure(entry: K.name, error: closeError)
-                registry.onCloseError(ScopeCloseError(failures: [failure], outcome: .cancelled))
-            }
+        guard let watchers else {
+            let error = ScopedError.scopeEnded(entry: link.key.name)
             for waiter in waiters { waiter.resume(throwing: error) }
-            throw error
+            return false
         }
-        for watcher in watchers { watcher(value) }
+        if !watchers.isEmpty {
+            let value = link.key.value(erased: box)
+            for watcher in watchers { watcher(value) }
+        }
         for waiter in waiters { waiter.resume(returning: box) }
-        return value
+        return true
+    }
+
+    /// Closes a service whose scope ended while it was being built, so nothing leaks, reports
+    /// a close that throws like every other close failure, and throws `scopeEnded`.
+    nonisolated(nonsending) private func closeBuiltAfterEnd(
+        _ box: AnyValueBox,
+        of link: ConstructionChain.Link,
+        with node: ScopeNode
+    ) async throws -> Never {
+        do {
+            try await Self.withCurrent(node) { try await link.key.close(erased: box, outcome: .cancelled) }
+        } catch let closeError {
+            let failure = ScopeCloseError.Failure(entry: link.key.name, error: closeError)
+            registry.onCloseError(ScopeCloseError(failures: [failure], outcome: .cancelled))
+        }
+        throw ScopedError.scopeEnded(entry: link.key.name)
     }
 
     /// Calls `watcher` with each service this scope builds from now on, as it is built, and
@@ -243,28 +302,40 @@ package final class ScopeContext: Sendable {
 
     /// Ends the scope: closes every service it built, newest first, each told `outcome`.
     ///
-    /// A scope that built nothing returns without suspending: the only `await`s are the
-    /// closes themselves.
-    ///
     /// - Returns: the closes that threw; every close is attempted.
     nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
-        // The entries move out of the state (no copy): a closed scope keeps nothing, and a
-        // later read of its services is refused with `scopeEnded`.
+        let (built, node) = takeBuiltServices()
+        return built.isEmpty ? [] : await close(built, in: node, outcome: outcome)
+    }
+
+    /// Marks the scope closed and takes the services it built out of its state.
+    ///
+    /// The entries move out (no copy): a closed scope keeps nothing, and a later read of its
+    /// services is refused with `scopeEnded`. Empty when the scope built nothing, or was closed.
+    private func takeBuiltServices() -> (built: SmallList<Entry>, node: ScopeNode) {
         let (entries, buffer) = state.withLock { state -> (SmallList<Entry>, ScopeNodeBuffer?) in
             guard !state.isClosed else { return (SmallList(), nil) }
             state.isClosed = true
-            let entries = state.entries
+            defer { state.node = nil }
+            guard state.builtCount > 0 else { return (SmallList(), state.node) }
+            var entries = SmallList<Entry>()
+            swap(&entries, &state.entries)
             // Constructions still in flight stay: their builders wake their waiters when they
             // finish, and find the scope closed.
-            let isBuilding: (Entry) -> Bool = { entry in
-                if case .building = entry.slot { return true }
-                return false
+            for entry in entries {
+                if case .building = entry.slot { state.entries.append(entry) }
             }
-            state.entries = entries.contains(where: isBuilding) ? SmallList(entries.filter(isBuilding)) : SmallList()
-            defer { state.node = nil }
             return (entries, state.node)
         }
-        let node = buffer.map(ScopeNode.init) ?? .empty
+        return (entries, buffer.map(ScopeNode.init) ?? .empty)
+    }
+
+    /// Closes the built services among `entries`, newest first, with `node` current.
+    nonisolated(nonsending) private func close(
+        _ entries: SmallList<Entry>,
+        in node: ScopeNode,
+        outcome: ScopeOutcome
+    ) async -> [ScopeCloseError.Failure] {
         var failures: [ScopeCloseError.Failure] = []
         // Newest first: by descending `order`, found by scanning the few entries, so closing
         // allocates nothing.
@@ -272,7 +343,22 @@ package final class ScopeContext: Sendable {
         while let (key, box, order) = Self.newest(in: entries, before: previous) {
             previous = order
             do {
-                try await Self.withCurrent(node) { try await close(key, erased: box, outcome: outcome) }
+                #if Instrumentation
+                if let instruments = registry.instruments {
+                    try await Self.withCurrent(node) {
+                        try await instruments.close(key, outcome: outcome) {
+                            try await key.close(erased: box, outcome: outcome)
+                        }
+                    }
+                    continue
+                }
+                #endif
+                // Closed by `withScope` inside the scope's own binding: no binding of their own.
+                if Self.isCurrent(node) {
+                    try await key.close(erased: box, outcome: outcome)
+                } else {
+                    try await Self.withCurrent(node) { try await key.close(erased: box, outcome: outcome) }
+                }
             } catch {
                 failures.append(ScopeCloseError.Failure(entry: key.name, error: error))
             }
@@ -282,12 +368,16 @@ package final class ScopeContext: Sendable {
 
     /// Ends a scope opened on a root: closes its services with `outcome` and counts it closed.
     ///
+    /// A scope that built nothing ends without suspending, and without an async call.
+    ///
     /// Close failures are thrown only when `outcome` is success, so that work whose services
     /// did not close cleanly (a transaction that did not commit) never reports success; other
     /// outcomes already carry an error of their own, and their failures go to the root's
     /// close-error handler.
+    @usableFromInline
     nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
-        let failures = await close(outcome)
+        let (built, node) = takeBuiltServices()
+        let failures = built.isEmpty ? [] : await close(built, in: node, outcome: outcome)
         #if Instrumentation
         registry.instruments?.scopeEnded(outcome)
         #endif
@@ -298,20 +388,16 @@ package final class ScopeContext: Sendable {
         throw error
     }
 
-    /// Closes a built service, in a span when instrumentation is on.
-    nonisolated(nonsending) private func close<K: ScopedServiceKey>(
-        _ key: K.Type,
-        erased box: AnyValueBox,
-        outcome: ScopeOutcome
-    ) async throws {
-        #if Instrumentation
-        if let instruments = registry.instruments {
-            return try await instruments.close(key, outcome: outcome) {
-                try await key.close(erased: box, outcome: outcome)
-            }
-        }
-        #endif
-        try await key.close(erased: box, outcome: outcome)
+    /// Ends a scope opened on a root whose work threw `error`: its services close told so,
+    /// and their close failures go to the root's close-error handler.
+    @usableFromInline
+    nonisolated(nonsending) package func end(failingWith error: any Error) async {
+        try? await end(ScopeOutcome(endingWith: error))
+    }
+
+    /// Whether `node` is the calling task's current node, read in place.
+    private static func isCurrent(_ node: ScopeNode) -> Bool {
+        ScopedValues.withCurrent { $0.node.buffer === node.buffer }
     }
 
     /// Runs `body` with `node` as the current scope's values.
@@ -323,8 +409,8 @@ package final class ScopeContext: Sendable {
         _ node: ScopeNode,
         _ body: () async throws -> R
     ) async throws -> R {
-        if ScopedValues.taskLocalNode.buffer === node.buffer { return try await body() }
-        return try await ScopedValues.$taskLocalNode.withValue(node, operation: body)
+        if isCurrent(node) { return try await body() }
+        return try await ScopedValues.taskLocalNode.withValue(node, operation: body)
     }
 
     /// The built entry with the largest `order` below `limit`, or `nil`.
@@ -380,6 +466,12 @@ package final class ScopeContext: Sendable {
 }
 
 extension ScopedServiceKey {
+    /// Builds the service into the box a scope keeps it in: where the engine, which works on
+    /// boxes, meets the service's type.
+    static func makeBox() async throws -> AnyValueBox {
+        ValueBox(try await makeValue())
+    }
+
     /// A service stored type-erased, as a value of its own type.
     static func value(erased box: AnyValueBox) -> any Sendable {
         unsafeDowncast(box, to: ValueBox<Value>.self).value

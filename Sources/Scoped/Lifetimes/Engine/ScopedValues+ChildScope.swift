@@ -12,4 +12,14 @@ extension ScopedValues {
         context.attach(values.node)
         return (values, context)
     }
+
+    /// ``childScope(_:)``, counted open on its root: what `withScope` runs its operation in.
+    @usableFromInline
+    func openChildScope(_ update: (inout ScopedValues) throws -> Void) throws -> (
+        values: ScopedValues, context: ScopeContext
+    ) {
+        let (values, context) = try childScope(update)
+        context.root.scopeOpened()
+        return (values, context)
+    }
 }
