@@ -240,30 +240,33 @@ package final class ScopeContext: Sendable {
     private func store(_ box: AnyValueBox, builtFor link: ConstructionChain.Link) -> Bool {
         let id = ObjectIdentifier(link.key)
         typealias Handed = (
-            waiters: [CheckedContinuation<AnyValueBox, any Error>], watchers: [@Sendable (any Sendable) -> Void]?
+            waiters: [CheckedContinuation<AnyValueBox, any Error>]?, watchers: [@Sendable (any Sendable) -> Void]?,
+            stored: Bool
         )
-        let (waiters, watchers) = state.withLock { state -> Handed in
-            var waiters: [CheckedContinuation<AnyValueBox, any Error>] = []
-            guard let index = state.index(of: id) else { return (waiters, nil) }
-            if case .building(_, let building) = state.entries[index].slot { waiters = building }
+        // Only what there is to hand over leaves the lock: most services have no waiter and
+        // no watcher, and an empty array is still a reference to copy.
+        let (waiters, watchers, stored) = state.withLock { state -> Handed in
+            guard let index = state.index(of: id) else { return (nil, nil, false) }
+            var waiters: [CheckedContinuation<AnyValueBox, any Error>]?
+            if case .building(_, let building) = state.entries[index].slot, !building.isEmpty { waiters = building }
             if state.isClosed {
                 state.entries.remove(at: index)
-                return (waiters, nil)
+                return (waiters, nil, false)
             }
             state.entries[index].slot = .built(box, key: link.key, order: state.builtCount)
             state.builtCount += 1
-            return (waiters, state.watchers)
+            return (waiters, state.watchers.isEmpty ? nil : state.watchers, true)
         }
-        guard let watchers else {
+        guard stored else {
             let error = ScopedError.scopeEnded(entry: link.key.name)
-            for waiter in waiters { waiter.resume(throwing: error) }
+            for waiter in waiters ?? [] { waiter.resume(throwing: error) }
             return false
         }
-        if !watchers.isEmpty {
+        if let watchers {
             let value = link.key.value(erased: box)
             for watcher in watchers { watcher(value) }
         }
-        for waiter in waiters { waiter.resume(returning: box) }
+        for waiter in waiters ?? [] { waiter.resume(returning: box) }
         return true
     }
 
@@ -321,9 +324,12 @@ package final class ScopeContext: Sendable {
             var entries = SmallList<Entry>()
             swap(&entries, &state.entries)
             // Constructions still in flight stay: their builders wake their waiters when they
-            // finish, and find the scope closed.
-            for entry in entries {
-                if case .building = entry.slot { state.entries.append(entry) }
+            // finish, and find the scope closed. (Built entries stay until the scope closes, so
+            // there are some only when there are more entries than services built.)
+            if entries.count > state.builtCount {
+                for entry in entries {
+                    if case .building = entry.slot { state.entries.append(entry) }
+                }
             }
             return (entries, state.node)
         }
