@@ -26,7 +26,8 @@ extension ScopedValues {
                 }
                 owner = scope
             }
-            return unsafeDowncast(try await owner.service(.init(key)), to: ValueBox<K.Value>.self).value
+            let box = try await owner.service(.init(key)) { ValueBox(try await K.makeValue()) }
+            return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
         }
     }
 

@@ -102,14 +102,21 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    /// The service `link` names, in its box, built now if this scope has not built it yet.
+    /// The service `link` names, in its box, built with `make` now if this scope has not
+    /// built it yet.
     ///
     /// The engine works on boxes, not on `Value`s: it is not specialized for a key, and a
     /// local of a generic type in an async function is a task allocation of its own. Only
-    /// ``ScopedServiceKey/makeBox()`` and the reader's downcast meet the value's type. For the
-    /// same reason the locked steps are synchronous functions of their own: what an async
+    /// `make`, which the reader passes, and the reader's downcast meet the value's type. For
+    /// the same reason the locked steps are synchronous functions of their own: what an async
     /// function keeps in a local, even between two `await`s, lives in the task's allocator.
-    nonisolated(nonsending) func service(_ link: ConstructionChain.Link) async throws -> AnyValueBox {
+    /// And it is inlined into the reader, as are `build` and the closing loop into theirs:
+    /// each async call is a frame from the task's allocator, and often an executor check.
+    @inline(__always)
+    nonisolated(nonsending) func service(
+        _ link: ConstructionChain.Link,
+        make: () async throws -> AnyValueBox
+    ) async throws -> AnyValueBox {
         // Read inside a construction: checked for a cycle or a captive read, and recorded.
         // (A task-local read, not a root-wide counter: under load some construction is
         // always in flight, and a counter every build writes is shared by every core.)
@@ -120,7 +127,7 @@ package final class ScopeContext: Sendable {
             case .built(let box):
                 return box
             case .build(let node, let construction):
-                return try await build(link, with: ScopeNode(node), chain: chain.appending(construction))
+                return try await build(link, with: ScopeNode(node), chain: chain.appending(construction), make: make)
             case .wait(let builder):
                 if let box = try await wait(for: link, builtBy: builder, in: chain) { return box }
             }
@@ -189,26 +196,37 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    /// Builds the service `link` names with `node` current and `chain` as the construction
-    /// chain, stores it, and hands it to the tasks that waited for it.
+    /// Builds the service `link` names with `make`, `node` current and `chain` as the
+    /// construction chain, stores it, and hands it to the tasks that waited for it.
+    @inline(__always)
     nonisolated(nonsending) private func build(
         _ link: ConstructionChain.Link,
         with node: ScopeNode,
-        chain: ConstructionChain
+        chain: ConstructionChain,
+        make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
         let box: AnyValueBox
         // App services are built once per root: their build time is worth two clock reads.
         let start = link.lifetime == .app ? ContinuousClock.now : nil
         do {
-            box = try await ConstructionChain.$current.withValue(chain) {
-                #if Instrumentation
-                if let instruments = registry.instruments {
-                    return try await Self.withCurrent(node) { try await instruments.build(link.key, link.key.makeBox) }
+            #if Instrumentation
+            let instrumented = registry.instruments != nil
+            #else
+            let instrumented = false
+            #endif
+            if !instrumented, Self.isCurrent(node) {
+                // A request scope's services are built inside its binding: no binding of their
+                // own, and `make` is the operation itself, without a closure around it.
+                box = try await ConstructionChain.$current.withValue(chain, operation: make)
+            } else {
+                box = try await ConstructionChain.$current.withValue(chain) {
+                    #if Instrumentation
+                    if let instruments = registry.instruments {
+                        return try await Self.withCurrent(node) { try await instruments.build(link.key, make) }
+                    }
+                    #endif
+                    return try await Self.withCurrent(node, make)
                 }
-                #endif
-                // A request scope's services are built inside its binding: no binding of their own.
-                guard Self.isCurrent(node) else { return try await Self.withCurrent(node, link.key.makeBox) }
-                return try await link.key.makeBox()
             }
         } catch {
             abandonBuild(of: link, failingWith: error)
@@ -337,6 +355,7 @@ package final class ScopeContext: Sendable {
     }
 
     /// Closes the built services among `entries`, newest first, with `node` current.
+    @inline(__always)
     nonisolated(nonsending) private func close(
         _ entries: SmallList<Entry>,
         in node: ScopeNode,
@@ -472,12 +491,6 @@ package final class ScopeContext: Sendable {
 }
 
 extension ScopedServiceKey {
-    /// Builds the service into the box a scope keeps it in: where the engine, which works on
-    /// boxes, meets the service's type.
-    static func makeBox() async throws -> AnyValueBox {
-        ValueBox(try await makeValue())
-    }
-
     /// A service stored type-erased, as a value of its own type.
     static func value(erased box: AnyValueBox) -> any Sendable {
         unsafeDowncast(box, to: ValueBox<Value>.self).value
