@@ -154,6 +154,22 @@ enum CycleBKey: ScopedServiceKey {
     static func makeValue() async throws -> Resource { try await ScopedValues.current[CycleAKey.self] }
 }
 
+/// Three request services in a ring, so that the cycle is found two constructions deep.
+enum RingFirstKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource { try await ScopedValues.current[RingSecondKey.self] }
+}
+
+enum RingSecondKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource { try await ScopedValues.current[RingThirdKey.self] }
+}
+
+enum RingThirdKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Resource { try await ScopedValues.current[RingFirstKey.self] }
+}
+
 /// Two app services that need each other, built from two tasks at once: each task builds one
 /// and then waits for the other's.
 enum CrossTaskCycleAKey: ScopedServiceKey {

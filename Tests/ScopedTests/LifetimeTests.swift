@@ -146,6 +146,24 @@ struct LifetimeTests {
         #expect(error == .cycle(chain: ["cycleA (app)", "cycleB (app)", "cycleA (app)"]))
     }
 
+    /// The chain lists every construction the task is inside, outermost first, however deep,
+    /// and a failed construction leaves nothing behind: the scope can build something else.
+    @Test func cycleThreeConstructionsDeepIsRefusedWithTheWholeChain() async throws {
+        let (root, _) = makeRoot()
+        try await root.withScope {
+            let error = await #expect(throws: ScopedError.self) { try await ScopedValues.current[RingFirstKey.self] }
+            #expect(
+                error
+                    == .cycle(chain: ["ringFirst (scope)", "ringSecond (scope)", "ringThird (scope)", "ringFirst (scope)"])
+            )
+            let context = try #require(ScopedValues.current.scope)
+            for key in [RingFirstKey.self, RingSecondKey.self, RingThirdKey.self] as [any ScopedServiceKey.Type] {
+                #expect(!context.isBuilt(ObjectIdentifier(key)) && context.waiterCount(for: ObjectIdentifier(key)) == 0)
+            }
+            _ = try await ScopedValues.current[SessionKey.self]
+        }
+    }
+
     /// Each task builds one service and waits for the other's: without detection neither would ever finish.
     ///
     /// The second to wait sees the cycle; the first gets its error through the construction it waited for.

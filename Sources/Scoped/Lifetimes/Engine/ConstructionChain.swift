@@ -29,27 +29,47 @@ struct ConstructionChain: Sendable {
         return bound.load(as: ConstructionChain.self)
     }
 
-    /// The innermost construction the current task is building; its parents lead outward.
-    ///
-    /// A linked list, so that entering a construction allocates nothing beyond its record.
+    /// The innermost construction the current task is building.
     private(set) var innermost: Construction?
 
-    /// This chain with `construction`, whose parent is this chain's innermost, inside it.
+    /// The constructions around the innermost, innermost first: `nil` outside a nested build,
+    /// so that entering a construction that is not nested allocates nothing.
+    private var outer: Outer?
+
+    /// A construction around the innermost, and the ones around it.
+    private final class Outer: Sendable {
+        let construction: Construction
+        let next: Outer?
+
+        init(_ construction: Construction, next: Outer?) {
+            self.construction = construction
+            self.next = next
+        }
+    }
+
+    /// This chain with `construction` inside its innermost.
     func appending(_ construction: Construction) -> ConstructionChain {
-        ConstructionChain(innermost: construction)
+        ConstructionChain(innermost: construction, outer: innermost.map { Outer($0, next: outer) })
+    }
+
+    /// The constructions the current task is inside, innermost first.
+    private var innermostFirst: some Sequence<Construction> {
+        sequence(state: (innermost, outer)) { state -> Construction? in
+            guard let construction = state.0 else { return nil }
+            state = (state.1?.construction, state.1?.next)
+            return construction
+        }
     }
 
     /// Throws if building `link` now would be a cycle or make an app service hold a scoped one.
     func check(_ link: Link) throws {
         guard innermost != nil else { return }
         var insideApp = false
-        var construction = innermost
-        while let current = construction {
+        for current in innermostFirst {
             if ObjectIdentifier(current.link.key) == ObjectIdentifier(link.key) {
                 throw ScopedError.cycle(chain: describe(with: link))
             }
             if current.link.lifetime == .app { insideApp = true }
-            construction = current.parent
         }
         if link.lifetime == .scope, insideApp {
             throw ScopedError.captiveDependency(chain: describe(with: link))
@@ -58,13 +78,7 @@ struct ConstructionChain: Sendable {
 
     /// The constructions the current task is inside, outermost first.
     var constructions: [Construction] {
-        var constructions: [Construction] = []
-        var construction = innermost
-        while let current = construction {
-            constructions.append(current)
-            construction = current.parent
-        }
-        return constructions.reversed()
+        innermostFirst.reversed()
     }
 
     private func describe(with link: Link) -> [String] {

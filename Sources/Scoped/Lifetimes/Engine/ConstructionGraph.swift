@@ -1,27 +1,10 @@
 import Synchronization
 
-/// One service construction in progress, so that a task about to wait for it can tell whether
-/// that construction is, through other tasks, waiting for this one: a cycle across tasks, which
-/// would otherwise never finish.
-final class Construction: Sendable {
-    let link: ConstructionChain.Link
-    /// The construction the building task was inside when it started this one.
-    let parent: Construction?
-
-    init(_ link: ConstructionChain.Link, parent: Construction?) {
-        self.link = link
-        self.parent = parent
-    }
-
-    /// `name (lifetime)`, as cycle errors show it; built only for an error.
-    var label: String { link.label }
-}
-
 /// Which constructions wait for which, across every task.
 ///
 /// A construction waits for another while its task, or a task it started, waits for that one to finish.
 enum ConstructionGraph {
-    private static let waits = Mutex<[ObjectIdentifier: [Construction]]>([:])
+    private static let waits = Mutex<[Construction: [Construction]]>([:])
 
     /// Records that `waiting` (the constructions the current task is inside, outermost first)
     /// now waits for `target`, unless `target` already waits, directly or through others, for
@@ -35,11 +18,11 @@ enum ConstructionGraph {
         guard !waiting.isEmpty else { return }
         try waits.withLock { waits in
             if let path = path(from: target, toAnyOf: waiting, in: waits) {
-                let start = waiting.firstIndex { $0 === path.last! }!
+                let start = waiting.firstIndex { $0 == path.last! }!
                 let labels = waiting[start...].map(\.label) + path.map(\.label)
                 throw ScopedError.cycle(chain: labels)
             }
-            for construction in waiting { waits[ObjectIdentifier(construction), default: []].append(target) }
+            for construction in waiting { waits[construction, default: []].append(target) }
         }
     }
 
@@ -48,8 +31,8 @@ enum ConstructionGraph {
         guard !waiting.isEmpty else { return }
         waits.withLock { waits in
             for construction in waiting {
-                let id = ObjectIdentifier(construction)
-                guard var targets = waits[id], let index = targets.firstIndex(where: { $0 === target }) else {
+                let id = construction
+                guard var targets = waits[id], let index = targets.firstIndex(of: target) else {
                     continue
                 }
                 targets.remove(at: index)
@@ -62,15 +45,15 @@ enum ConstructionGraph {
     private static func path(
         from start: Construction,
         toAnyOf ends: [Construction],
-        in waits: [ObjectIdentifier: [Construction]]
+        in waits: [Construction: [Construction]]
     ) -> [Construction]? {
-        var visited: Set<ObjectIdentifier> = []
+        var visited: Set<Construction> = []
         var stack: [[Construction]] = [[start]]
         while let path = stack.popLast() {
             let last = path.last!
-            if ends.contains(where: { $0 === last }) { return path }
-            guard visited.insert(ObjectIdentifier(last)).inserted else { continue }
-            for next in waits[ObjectIdentifier(last)] ?? [] { stack.append(path + [next]) }
+            if ends.contains(last) { return path }
+            guard visited.insert(last).inserted else { continue }
+            for next in waits[last] ?? [] { stack.append(path + [next]) }
         }
         return nil
     }

@@ -156,7 +156,7 @@ package final class ScopeContext: Sendable {
                 }
             }
             guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: link.key.name) }
-            let construction = Construction(link, parent: chain.innermost)
+            let construction = Construction(link: link, scope: self)
             state.entries.append(Entry(id: id, slot: .building(construction, [])))
             return .build(node, construction)
         }
