@@ -154,7 +154,9 @@ struct LifetimeTests {
             let error = await #expect(throws: ScopedError.self) { try await ScopedValues.current[RingFirstKey.self] }
             #expect(
                 error
-                    == .cycle(chain: ["ringFirst (scope)", "ringSecond (scope)", "ringThird (scope)", "ringFirst (scope)"])
+                    == .cycle(chain: [
+                        "ringFirst (scope)", "ringSecond (scope)", "ringThird (scope)", "ringFirst (scope)",
+                    ])
             )
             let context = try #require(ScopedValues.current.scope)
             for key in [RingFirstKey.self, RingSecondKey.self, RingThirdKey.self] as [any ScopedServiceKey.Type] {
