@@ -5,21 +5,31 @@
 /// through other tasks, waiting for this one (``ConstructionGraph``): a cycle across tasks,
 /// which would otherwise never finish. A value rather than an object, so that building a
 /// service allocates nothing to record its construction.
+///
+/// The scope is named by its identity, not held: a construction is copied into every chain and
+/// entry that mentions it, and holding the scope was four retains and releases per service
+/// built. An identity can be reused once its scope is gone, but a construction outlives its
+/// scope only in a chain an unstructured `Task` inherited inside a `makeValue` and kept past it;
+/// there, a wait could at worst be refused as a cycle that is not one.
 struct Construction: Hashable, Sendable {
     let link: ConstructionChain.Link
-    /// The scope building the service, held so that its identity cannot be reused while this
-    /// construction is remembered.
-    let scope: ScopeContext
+    /// The scope building the service.
+    let scope: ObjectIdentifier
+
+    init(link: ConstructionChain.Link, scope: ScopeContext) {
+        self.link = link
+        self.scope = ObjectIdentifier(scope)
+    }
 
     /// `name (lifetime)`, as cycle errors show it; built only for an error.
     var label: String { link.label }
 
     static func == (lhs: Construction, rhs: Construction) -> Bool {
-        ObjectIdentifier(lhs.link.key) == ObjectIdentifier(rhs.link.key) && lhs.scope === rhs.scope
+        ObjectIdentifier(lhs.link.key) == ObjectIdentifier(rhs.link.key) && lhs.scope == rhs.scope
     }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(link.key))
-        hasher.combine(ObjectIdentifier(scope))
+        hasher.combine(scope)
     }
 }
