@@ -127,7 +127,7 @@ package final class ScopeContext: Sendable {
             case .built(let box):
                 return box
             case .build(let node, let construction):
-                return try await build(link, with: ScopeNode(node), chain: chain.appending(construction), make: make)
+                return try await build(link, with: node, chain: chain.appending(construction), make: make)
             case .wait(let builder):
                 if let box = try await wait(for: link, builtBy: builder, in: chain) { return box }
             }
@@ -138,8 +138,9 @@ package final class ScopeContext: Sendable {
     private enum Claim {
         /// Returns the service, built already.
         case built(AnyValueBox)
-        /// Builds the service itself, with the node and as the construction given.
-        case build(ScopeNodeBuffer, Construction)
+        /// Builds the service itself, as the construction given, with the node given current
+        /// (`nil` when it is the calling task's current node already).
+        case build(ScopeNode?, Construction)
         /// Waits for another task's construction.
         case wait(Construction)
     }
@@ -155,10 +156,14 @@ package final class ScopeContext: Sendable {
                 case .building(let builder, _): return .wait(builder)
                 }
             }
-            guard !state.isClosed, let node = state.node else { throw ScopedError.scopeEnded(entry: link.key.name) }
+            // Compared in place, so that the common case, a read inside the scope's own
+            // binding, takes no reference to the node.
+            guard !state.isClosed, let isCurrent = Self.isCurrent(state.node) else {
+                throw ScopedError.scopeEnded(entry: link.key.name)
+            }
             let construction = Construction(link: link, scope: self)
             state.entries.append(Entry(id: id, slot: .building(construction, [])))
-            return .build(node, construction)
+            return .build(isCurrent ? nil : state.node.map(ScopeNode.init), construction)
         }
     }
 
@@ -196,12 +201,12 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    /// Builds the service `link` names with `make`, `node` current and `chain` as the
-    /// construction chain, stores it, and hands it to the tasks that waited for it.
+    /// Builds the service `link` names with `make`, `node` current (`nil`: it is already) and
+    /// `chain` as the construction chain, stores it, and hands it to the tasks that waited for it.
     @inline(__always)
     nonisolated(nonsending) private func build(
         _ link: ConstructionChain.Link,
-        with node: ScopeNode,
+        with node: ScopeNode?,
         chain: ConstructionChain,
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
@@ -214,7 +219,7 @@ package final class ScopeContext: Sendable {
             #else
             let instrumented = false
             #endif
-            if !instrumented, Self.isCurrent(node) {
+            if !instrumented, node == nil {
                 // A request scope's services are built inside its binding: no binding of their
                 // own, and `make` is the operation itself, without a closure around it.
                 box = try await ConstructionChain.$current.withValue(chain, operation: make)
@@ -293,7 +298,7 @@ package final class ScopeContext: Sendable {
     nonisolated(nonsending) private func closeBuiltAfterEnd(
         _ box: AnyValueBox,
         of link: ConstructionChain.Link,
-        with node: ScopeNode
+        with node: ScopeNode?
     ) async throws -> Never {
         do {
             try await Self.withCurrent(node) { try await link.key.close(erased: box, outcome: .cancelled) }
@@ -334,11 +339,11 @@ package final class ScopeContext: Sendable {
     /// The entries move out (no copy): a closed scope keeps nothing, and a later read of its
     /// services is refused with `scopeEnded`. Empty when the scope built nothing, or was closed.
     private func takeBuiltServices() -> (built: SmallList<Entry>, node: ScopeNode) {
-        let (entries, buffer) = state.withLock { state -> (SmallList<Entry>, ScopeNodeBuffer?) in
-            guard !state.isClosed else { return (SmallList(), nil) }
+        state.withLock { state -> (SmallList<Entry>, ScopeNode) in
+            guard !state.isClosed else { return (SmallList(), .empty) }
             state.isClosed = true
-            defer { state.node = nil }
-            guard state.builtCount > 0 else { return (SmallList(), state.node) }
+            let node = state.node.take()
+            guard state.builtCount > 0 else { return (SmallList(), .empty) }
             var entries = SmallList<Entry>()
             swap(&entries, &state.entries)
             // Constructions still in flight stay: their builders wake their waiters when they
@@ -349,9 +354,8 @@ package final class ScopeContext: Sendable {
                     if case .building = entry.slot { state.entries.append(entry) }
                 }
             }
-            return (entries, state.node)
+            return (entries, node.map(ScopeNode.init) ?? .empty)
         }
-        return (entries, buffer.map(ScopeNode.init) ?? .empty)
     }
 
     /// Closes the built services among `entries`, newest first, with `node` current.
@@ -379,7 +383,7 @@ package final class ScopeContext: Sendable {
                 }
                 #endif
                 // Closed by `withScope` inside the scope's own binding: no binding of their own.
-                if Self.isCurrent(node) {
+                if Self.isCurrent(node.buffer) {
                     try await key.close(erased: box, outcome: outcome)
                 } else {
                     try await Self.withCurrent(node) { try await key.close(erased: box, outcome: outcome) }
@@ -421,20 +425,28 @@ package final class ScopeContext: Sendable {
     }
 
     /// Whether `node` is the calling task's current node, read in place.
-    private static func isCurrent(_ node: ScopeNode) -> Bool {
-        ScopedValues.withCurrent { $0.node.buffer === node.buffer }
+    private static func isCurrent(_ node: ScopeNodeBuffer) -> Bool {
+        ScopedValues.withCurrent { $0.node.buffer === node }
     }
 
-    /// Runs `body` with `node` as the current scope's values.
+    /// Whether `node` is the calling task's current node; `nil` when there is no node.
+    private static func isCurrent(_ node: borrowing ScopeNodeBuffer?) -> Bool? {
+        switch node {
+        case .some(let node): isCurrent(node)
+        case .none: nil
+        }
+    }
+
+    /// Runs `body` with `node` as the current scope's values; `nil` means it is already.
     ///
     /// Constructions and closes see the scope they belong to. Where `node` is already current
     /// (a service read, or closed by `withScope`, inside its own scope: the common case) no
     /// task-local is pushed.
     nonisolated(nonsending) private static func withCurrent<R>(
-        _ node: ScopeNode,
+        _ node: ScopeNode?,
         _ body: () async throws -> R
     ) async throws -> R {
-        if isCurrent(node) { return try await body() }
+        guard let node, !isCurrent(node.buffer) else { return try await body() }
         return try await ScopedValues.taskLocalNode.withValue(node, operation: body)
     }
 
