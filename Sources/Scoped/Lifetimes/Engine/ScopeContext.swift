@@ -31,9 +31,12 @@ package final class ScopeContext: Sendable {
         /// give the node a side table and slow down every retain of it on the read path.)
         var node: ScopeNodeBuffer?
         /// For a root: who waits for the scopes opened on it to drain.
-        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        ///
+        /// This and ``watchers`` are optionals so that a request's scope, which never has
+        /// either, starts without a reference to an empty array.
+        var drainWaiters: [CheckedContinuation<Void, Never>]?
         /// Told each service this scope builds, as it is built (``watchBuiltServices(_:)``).
-        var watchers: [@Sendable (any Sendable) -> Void] = []
+        var watchers: [@Sendable (any Sendable) -> Void]?
 
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }
@@ -278,7 +281,7 @@ package final class ScopeContext: Sendable {
             }
             state.entries[index].slot = .built(box, key: link.key, order: state.builtCount)
             state.builtCount += 1
-            return (waiters, state.watchers.isEmpty ? nil : state.watchers, true)
+            return (waiters, state.watchers, true)
         }
         guard stored else {
             let error = ScopedError.scopeEnded(entry: link.key.name)
@@ -316,7 +319,7 @@ package final class ScopeContext: Sendable {
     /// connection pool): `ScopeRoot.withRunningServices` in ScopedServiceLifecycle.
     package func watchBuiltServices(_ watcher: @escaping @Sendable (any Sendable) -> Void) -> [any Sendable] {
         state.withLock { state in
-            state.watchers.append(watcher)
+            state.watchers = (state.watchers ?? []) + [watcher]
             var built: [(order: Int, value: any Sendable)] = []
             for entry in state.entries {
                 guard case .built(let box, let key, let order) = entry.slot else { continue }
@@ -455,6 +458,12 @@ package final class ScopeContext: Sendable {
         in entries: SmallList<Entry>,
         before limit: Int
     ) -> (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)? {
+        // A scope that built one service, the common case, has nothing to compare (and
+        // nothing to copy a second time).
+        if entries.count == 1 {
+            guard limit == .max, case .built(let box, let key, let order) = entries[0].slot else { return nil }
+            return (key, box, order)
+        }
         var newest: (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)?
         for entry in entries {
             guard case .built(let box, let key, let order) = entry.slot, order < limit else { continue }
@@ -478,8 +487,7 @@ package final class ScopeContext: Sendable {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             // A scope may have opened since: then its close wakes the waiters.
             guard openScopes.load(ordering: .acquiring) == 0 else { return [] }
-            defer { state.drainWaiters = [] }
-            return state.drainWaiters
+            return state.drainWaiters.take() ?? []
         }
         for waiter in waiters { waiter.resume() }
     }
@@ -494,7 +502,7 @@ package final class ScopeContext: Sendable {
             // waiter added here is either woken by it or sees 0 itself.
             let drained = state.withLock { state in
                 if openScopes.load(ordering: .acquiring) == 0 { return true }
-                state.drainWaiters.append(continuation)
+                state.drainWaiters = (state.drainWaiters ?? []) + [continuation]
                 return false
             }
             if drained { continuation.resume() }
