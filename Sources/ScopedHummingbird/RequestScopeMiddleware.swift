@@ -70,8 +70,12 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
                 values.requestID = CurrentRequestID.value ?? context.id
                 try update(&values, request, context)
             }
-        var response = try await scope.runClosingOnFailure { try await next(request, context) }
-        response.body = try await ScopeBoundBody.bind(response.body, to: scope)
-        return response
+        // One binding of the scope serves the handler, a short body produced in memory, and
+        // the close after it.
+        return try await scope.runClosingOnFailure {
+            var response = try await next(request, context)
+            response.body = try await ScopeBoundBody.bind(response.body, to: scope)
+            return response
+        }
     }
 }

@@ -19,10 +19,13 @@ enum ScopeBoundBody {
 
     /// `body` bound to `scope`: produced now and the scope closed, when it is short and of
     /// known length; else wrapped to stream inside the scope, which closes after it.
+    ///
+    /// Called inside `scope`'s own binding (`Scope.runClosingOnFailure`, which closes it if
+    /// this throws), so that producing the body and closing the scope bind nothing more.
     static func bind(_ body: ResponseBody, to scope: Scope) async throws -> ResponseBody {
         guard let length = body.contentLength, length <= bufferedLimit else { return wrap(body, closing: scope) }
         let collected = Collected()
-        try await scope.runClosingOnFailure { try await body.write(Collector(collected: collected)) }
+        try await body.write(Collector(collected: collected))
         try await scope.close(.success)
         return collected.buffer.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
     }

@@ -4,7 +4,8 @@ extension Scope {
     ///
     /// For work whose every piece ends the unit of work when it fails: a request's handler and
     /// its body, handed-off work. Close failures then go to the root's close-error handler.
-    package func runClosingOnFailure<R>(
+    @inlinable
+    nonisolated(nonsending) package func runClosingOnFailure<R>(
         outcome: (any Error) -> ScopeOutcome = { ScopeOutcome(endingWith: $0) },
         _ operation: () async throws -> R
     ) async throws -> R {

@@ -48,6 +48,7 @@ public final class Scope: Sendable {
     ///
     /// - Throws: what `operation` throws. A read of a service after the scope closed throws
     ///   ``ScopedError/scopeEnded(entry:)``.
+    @inlinable
     nonisolated(nonsending) public func run<R>(
         _ operation: () async throws -> R
     ) async rethrows -> R {
@@ -61,10 +62,10 @@ public final class Scope: Sendable {
     /// - Throws: a ``ScopeCloseError`` when `outcome` is ``ScopeOutcome/success`` and a service
     ///   failed to close (a transaction that did not commit). For other outcomes close failures
     ///   go to the root's close-error handler.
-    public func close(_ outcome: ScopeOutcome) async throws {
+    nonisolated(nonsending) public func close(_ outcome: ScopeOutcome) async throws {
         guard !isClosing.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        try await ScopedValues.taskLocalNode.withValue(values.node) {
-            try await context.end(outcome)
-        }
+        // Its services close with its values current: bound by the scope's context only when
+        // there are services to close, and it is not bound already.
+        try await context.end(outcome)
     }
 }

@@ -362,10 +362,24 @@ package final class ScopeContext: Sendable {
     }
 
     /// Closes the built services among `entries`, newest first, with `node` current.
+    ///
+    /// Closed by `withScope` inside the scope's own binding, they need no binding of their
+    /// own; closed from elsewhere (`Scope.close`, a root's shutdown), one binding serves them
+    /// all.
     @inline(__always)
     nonisolated(nonsending) private func close(
         _ entries: SmallList<Entry>,
         in node: ScopeNode,
+        outcome: ScopeOutcome
+    ) async -> [ScopeCloseError.Failure] {
+        if Self.isCurrent(node.buffer) { return await closeEach(of: entries, outcome: outcome) }
+        return await ScopedValues.taskLocalNode.withValue(node) { await closeEach(of: entries, outcome: outcome) }
+    }
+
+    /// Closes the built services among `entries`, newest first, with their scope current.
+    @inline(__always)
+    nonisolated(nonsending) private func closeEach(
+        of entries: SmallList<Entry>,
         outcome: ScopeOutcome
     ) async -> [ScopeCloseError.Failure] {
         var failures: [ScopeCloseError.Failure] = []
@@ -377,20 +391,13 @@ package final class ScopeContext: Sendable {
             do {
                 #if Instrumentation
                 if let instruments = registry.instruments {
-                    try await Self.withCurrent(node) {
-                        try await instruments.close(key, outcome: outcome) {
-                            try await key.close(erased: box, outcome: outcome)
-                        }
+                    try await instruments.close(key, outcome: outcome) {
+                        try await key.close(erased: box, outcome: outcome)
                     }
                     continue
                 }
                 #endif
-                // Closed by `withScope` inside the scope's own binding: no binding of their own.
-                if Self.isCurrent(node.buffer) {
-                    try await key.close(erased: box, outcome: outcome)
-                } else {
-                    try await Self.withCurrent(node) { try await key.close(erased: box, outcome: outcome) }
-                }
+                try await key.close(erased: box, outcome: outcome)
             } catch {
                 failures.append(ScopeCloseError.Failure(entry: key.name, error: error))
             }
