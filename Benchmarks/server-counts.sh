@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# What one request costs ExampleServer and HandWiredCatalog in the Swift runtime's calls,
+# counted rather than timed (`GET /movies/1` under wrk): executor switches, jobs enqueued,
+# task-allocator allocations, retains, object allocations and mallocs per request. Counts do not move with
+# the machine's load, so they compare the two servers where req/s on this machine cannot.
+#
+# Uprobes (perf, Debian package `linux-perf`; run as root) count the calls in each server's
+# process during a wrk run; wrk's request count divides them. The probes slow the servers
+# down, so the req/s of this run mean nothing. Usage: bash Benchmarks/server-counts.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk"; exit 1; }
+swift build -c release --product ExampleServer >/dev/null 2>&1
+swift build -c release --product HandWiredCatalog >/dev/null 2>&1
+source Benchmarks/load-common.sh
+
+runtime=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/linux
+libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
+workdir=$(mktemp -d)
+pids=()
+remove_probes() { perf probe -q -d 'servercounts:*' >/dev/null 2>&1 || true; }
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    remove_probes
+    rm -rf "$workdir"
+}
+remove_probes
+trap cleanup EXIT
+perf probe -q -x "$runtime/libswift_Concurrency.so" servercounts:switches=swift_task_switch
+perf probe -q -x "$runtime/libswift_Concurrency.so" servercounts:enqueues=swift_task_enqueue
+perf probe -q -x "$runtime/libswift_Concurrency.so" servercounts:task_allocations=swift_task_alloc
+perf probe -q -x "$runtime/libswiftCore.so" servercounts:retains=swift_retain
+perf probe -q -x "$runtime/libswiftCore.so" servercounts:objects=swift_allocObject
+perf probe -q -x "$libc" servercounts:mallocs=malloc
+events=(-e servercounts:switches -e servercounts:enqueues -e servercounts:task_allocations -e servercounts:retains
+    -e servercounts:objects -e servercounts:mallocs)
+
+APP_ENV=development METRICS_ENABLED=false DATABASE_PATH="$workdir/example.sqlite" HTTP_PORT=18141 \
+    .build/release/ExampleServer >"$workdir/example.log" 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:18141/movies/1
+for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
+DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18142 .build/release/HandWiredCatalog \
+    >"$workdir/handwired.log" 2>&1 &
+pids+=($!)
+wait_for http://127.0.0.1:18142/movies/1
+
+# count PID PORT: the calls per request during 4 s of wrk, after 2 s of warm-up.
+count() {
+    wrk -t2 -c16 -d2s "http://127.0.0.1:$2/movies/1" >/dev/null
+    perf stat -x, "${events[@]}" -p "$1" -o "$workdir/stat" -- sleep 5 &
+    local stat=$!
+    sleep 0.2
+    local requests
+    requests=$(wrk -t2 -c16 -d4s "http://127.0.0.1:$2/movies/1" | awk '/requests in/ {print $1}')
+    wait "$stat"
+    grep -v '^#' "$workdir/stat" | awk -F, -v requests="$requests" 'NF > 2 {print $1 / requests}'
+}
+mapfile -t example < <(count "${pids[0]}" 18141)
+mapfile -t handwired < <(count "${pids[1]}" 18142)
+
+echo "| per request (GET /movies/1) | HandWiredCatalog | ExampleServer |"
+echo "|---|---:|---:|"
+labels=("executor switches" "jobs enqueued (switches that suspend)" "task allocations" "retains" "object allocations" "mallocs")
+for index in "${!labels[@]}"; do
+    printf '| %s | %.1f | %.1f |\n' "${labels[$index]}" "${handwired[$index]}" "${example[$index]}"
+done
