@@ -3,7 +3,7 @@
 /// `ScopedValues` is to a server's call tree what SwiftUI's `EnvironmentValues` is to a view
 /// tree. Declare entries in an extension with ``Entry()``, read them with ``Scoped`` or
 /// ``current``, and override them for a subtree of calls with
-/// ``withScopedValues(_:operation:)-((ScopedValues)->Void,()->R)``:
+/// ``withScopedValues(_:operation:)-1ajzq``:
 ///
 /// ```swift
 /// extension ScopedValues {
@@ -47,7 +47,7 @@ public struct ScopedValues: Sendable {
     /// Child tasks (`async let`, task groups and `Task {}`) inherit the scope they were started
     /// in. `Task.detached` does not: it reads the root defaults. To carry a scope into escaping
     /// work, capture `ScopedValues.current` and bind it there with
-    /// ``withScopedValues(_:operation:)-(ScopedValues,_)``.
+    /// ``withScopedValues(_:operation:)-23sgc``.
     public static var current: ScopedValues {
         @inlinable get { withCurrent { $0 } }
     }

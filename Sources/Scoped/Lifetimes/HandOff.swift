@@ -10,7 +10,7 @@ import Synchronization
 /// of the current one, opened before `handOff` returns:
 ///
 /// - It reads the current scope's values (its request ID, its principal, its overrides;
-///   change them with ``withScopedValues(_:operation:)-((ScopedValues)->Void,_,_)`` around the call), and builds its own ``ScopedLifetime/scope`` services (its own
+///   change them with ``withScopedValues(_:operation:)-1xu3d`` around the call), and builds its own ``ScopedLifetime/scope`` services (its own
 ///   transaction), which close when it ends: ``ScopeOutcome/success`` if it returned,
 ///   ``ScopeOutcome/failure(_:)`` if it threw.
 /// - It is cancelled when it runs longer than `timeout`: its scope then closes as

@@ -1,7 +1,7 @@
 /// Runs `operation` in a new scope, child of the current one, that owns the
 /// ``ScopedLifetime/scope`` services built in it and closes them when the operation ends.
 ///
-/// Unlike ``withScopedValues(_:operation:)-((ScopedValues)->Void,_,_)``, which only changes values, this
+/// Unlike ``withScopedValues(_:operation:)-1xu3d``, which only changes values, this
 /// opens a lifetime scope: a request, a job, a unit of work. Outside any scope, the new scope
 /// is a child of a process-wide implicit root.
 ///
