@@ -1,9 +1,11 @@
 import Scoped
 import Testing
 
-/// The scope entry points are `nonisolated(nonsending)`: their operations run on the caller's
-/// actor. The operations below touch the actor's state synchronously, which compiles only if
-/// they are isolated to it, and check at run time that they run on it.
+/// The scope entry points run their operations on the caller's actor.
+///
+/// They are `nonisolated(nonsending)`. The operations below touch the actor's state
+/// synchronously, which compiles only if they are isolated to it, and check at run time that
+/// they run on it.
 @Suite struct CallerIsolationTests {
     actor Ledger {
         private(set) var entries: [String] = []
