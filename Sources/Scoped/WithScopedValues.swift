@@ -8,6 +8,7 @@
 ///     ScopedValues.current.copyright
 /// }
 /// ```
+@inlinable
 public func withScopedValues<R>(
     _ update: (inout ScopedValues) throws -> Void,
     operation: () throws -> R
@@ -21,6 +22,7 @@ public func withScopedValues<R>(
 ///
 /// The changes are seen by `operation`, everything it awaits and every child task it starts
 /// (`async let`, task groups, `Task {}`), and by nothing else.
+@inlinable
 nonisolated(nonsending) public func withScopedValues<R>(
     _ update: (inout ScopedValues) throws -> Void,
     operation: () async throws -> R
@@ -41,11 +43,13 @@ nonisolated(nonsending) public func withScopedValues<R>(
 ///     withScopedValues(values) { audit.record() }
 /// }
 /// ```
+@inlinable
 public func withScopedValues<R>(_ values: ScopedValues, operation: () throws -> R) rethrows -> R {
     try ScopedValues.taskLocalNode.withValue(values.node, operation: operation)
 }
 
 /// Runs the asynchronous `operation` with `values` as the current scope.
+@inlinable
 nonisolated(nonsending) public func withScopedValues<R>(
     _ values: ScopedValues,
     operation: () async throws -> R

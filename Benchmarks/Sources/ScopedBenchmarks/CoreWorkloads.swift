@@ -198,6 +198,19 @@ func coreWorkloads() -> [Workload] {
                 }) { scoped.count() }
             }
         },
+        Workload(group: "per request", name: "Scoped withScopedValues, async operation: 2 overrides + 1 read") { n in
+            var sum = 0
+            for _ in 0..<n {
+                sum &+= await withScopedValues({
+                    $0.benchRepository = MockBenchRepository()
+                    $0.benchRequestID = "request"
+                }) {
+                    await Task.yield()
+                    return scoped.count()
+                }
+            }
+            return sum
+        },
         Workload(group: "per request", name: "swift-dependencies withDependencies: 2 overrides + 1 read") { n in
             loop(n) {
                 withDependencies({
