@@ -30,8 +30,7 @@ public final class Scope: Sendable {
         childOf parent: ScopedValues,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
-        (values, context) = try parent.childScope(update)
-        context.root.scopeOpened()
+        (values, context) = try parent.openChildScope(update)
     }
 
     deinit {

@@ -34,7 +34,7 @@ nonisolated(nonsending) func runInChildScope<R>(
             do {
                 result = try await operation()
             } catch {
-                await context.end(failingWith: error)
+                try? await context.end(ScopeOutcome(endingWith: error))
                 throw error
             }
             try await context.end(.success)

@@ -331,7 +331,11 @@ package final class ScopeContext: Sendable {
 
     /// Ends the scope: closes every service it built, newest first, each told `outcome`.
     ///
+    /// A scope that built nothing returns without suspending, and, inlined into ``end(_:)``,
+    /// without an async call.
+    ///
     /// - Returns: the closes that threw; every close is attempted.
+    @inline(__always)
     nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
         let (built, node) = takeBuiltServices()
         return built.isEmpty ? [] : await close(built, in: node, outcome: outcome)
@@ -415,8 +419,7 @@ package final class ScopeContext: Sendable {
     /// close-error handler.
     @usableFromInline
     nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
-        let (built, node) = takeBuiltServices()
-        let failures = built.isEmpty ? [] : await close(built, in: node, outcome: outcome)
+        let failures = await close(outcome)
         #if Instrumentation
         registry.instruments?.scopeEnded(outcome)
         #endif
@@ -425,13 +428,6 @@ package final class ScopeContext: Sendable {
         let error = ScopeCloseError(failures: failures, outcome: outcome)
         guard outcome.isSuccess else { return registry.onCloseError(error) }
         throw error
-    }
-
-    /// Ends a scope opened on a root whose work threw `error`: its services close told so,
-    /// and their close failures go to the root's close-error handler.
-    @usableFromInline
-    nonisolated(nonsending) package func end(failingWith error: any Error) async {
-        try? await end(ScopeOutcome(endingWith: error))
     }
 
     /// Whether `node` is the calling task's current node, read in place.

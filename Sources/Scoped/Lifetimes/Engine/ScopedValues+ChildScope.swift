@@ -13,9 +13,10 @@ extension ScopedValues {
         return (values, context)
     }
 
-    /// ``childScope(_:)``, counted open on its root: what `withScope` runs its operation in.
+    /// ``childScope(_:)``, counted open on its root: what `withScope` and `Scope` run their
+    /// work in.
     @usableFromInline
-    func openChildScope(_ update: (inout ScopedValues) throws -> Void) throws -> (
+    func openChildScope<Failure: Error>(_ update: (inout ScopedValues) throws(Failure) -> Void) throws(Failure) -> (
         values: ScopedValues, context: ScopeContext
     ) {
         let (values, context) = try childScope(update)
