@@ -10,10 +10,22 @@
 @_silgen_name("swift_task_localValueGet")
 func taskLocalValueGet(key: UnsafeRawPointer) -> UnsafeMutableRawPointer?
 
+/// Where the calling task binds the task-local whose `TaskLocal.runtimeKey` is `key`, or
+/// `nil` when nothing binds it.
+@inlinable
+func boundTaskLocalValue(key: UInt) -> UnsafeMutableRawPointer? {
+    taskLocalValueGet(key: UnsafeRawPointer(bitPattern: key)!)
+}
+
+extension TaskLocal {
+    /// The key the runtime knows this task-local by: its object's address.
+    var runtimeKey: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
+}
+
 extension ScopedValues {
-    /// The key the runtime knows ``taskLocalNode`` by: its `TaskLocal` object's address.
+    /// The key the runtime knows ``taskLocalNode`` by.
     @usableFromInline
-    package static let taskLocalKey = UInt(bitPattern: Unmanaged.passUnretained(taskLocalNode).toOpaque())
+    package static let taskLocalKey = taskLocalNode.runtimeKey
 
     /// Values that read every entry's default, where reads find them when no scope is bound.
     ///
@@ -40,7 +52,7 @@ extension ScopedValues {
     @inlinable
     @inline(__always)
     package static func withCurrent<R>(_ body: (inout ScopedValues) throws -> R) rethrows -> R {
-        guard let bound = taskLocalValueGet(key: UnsafeRawPointer(bitPattern: taskLocalKey)!) else {
+        guard let bound = boundTaskLocalValue(key: taskLocalKey) else {
             return try body(&unboundValues.pointee)
         }
         return try bound.withMemoryRebound(to: ScopedValues.self, capacity: 1) { try body(&$0.pointee) }
