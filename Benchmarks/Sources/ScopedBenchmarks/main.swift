@@ -4,6 +4,19 @@ import Foundation
 // Usage: swift run -c release --package-path Benchmarks ScopedBenchmarks [filter]
 let filter = CommandLine.arguments.dropFirst().first
 
+/// Every workload that needs no server, in the table's order.
+func localWorkloads() -> [Workload] {
+    coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + instrumentationWorkloads()
+        + ((try? sqliteWorkloads()) ?? [])
+}
+
+extension Workload {
+    /// Whether the command line's `filter` (none: every workload) names this one's group or name.
+    func matches(_ filter: String?) -> Bool {
+        filter.map { group.contains($0) || name.contains($0) } ?? true
+    }
+}
+
 /// Measures the workloads inside a task, as a request handler runs, and formats the table.
 func runBenchmarks(filter: String?) async -> [String] {
     var postgres: [Workload] = []
@@ -14,12 +27,7 @@ func runBenchmarks(filter: String?) async -> [String] {
             print("The PostgreSQL rows are left out: \(error)")
         }
     }
-    let workloads =
-        (coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + instrumentationWorkloads()
-        + ((try? sqliteWorkloads()) ?? []) + postgres)
-        .filter {
-            filter == nil || $0.group.contains(filter!) || $0.name.contains(filter!)
-        }
+    let workloads = (localWorkloads() + postgres).filter { $0.matches(filter) }
     let results = await Harness().measure(workloads)
     let baseline = results.first { $0.workload.name.hasPrefix("hand-wired") }?.nanosecondsPerOp
     let taskLocal = results.first { $0.workload.name == "raw @TaskLocal read + call" }?.nanosecondsPerOp
@@ -41,8 +49,7 @@ func runBenchmarks(filter: String?) async -> [String] {
 /// Runs each matching workload exactly `n` times and measures nothing: for counting a
 /// workload's calls with `perf stat` and uprobes, which needs a known number of operations.
 func runFixed(_ n: Int, filter: String?) async {
-    for workload in (coreWorkloads() + rootSizeWorkloads() + lifetimeWorkloads() + instrumentationWorkloads())
-    where filter == nil || workload.group.contains(filter!) || workload.name.contains(filter!) {
+    for workload in localWorkloads() where workload.matches(filter) {
         _ = await workload.run(n)
     }
 }
