@@ -56,6 +56,16 @@ public struct ScopedValues: Sendable {
     @inlinable
     package var depth: Int { node.depth }
 
+    /// The current values when the calling task runs in a test scope, and defaults otherwise:
+    /// what a root starts from when its creator does not say.
+    package static var testScopeOrDefaults: ScopedValues {
+        let current = ScopedValues.current
+        return current.isInTestScope ? current : ScopedValues()
+    }
+
+    /// Whether these values belong to a test scope, or to a root created in one.
+    package var isInTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
+
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
     package var scope: ScopeContext? { node.scope }
 

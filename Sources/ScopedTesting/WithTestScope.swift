@@ -38,5 +38,5 @@ nonisolated(nonsending) public func withTestScope<R>(
 
 extension ScopedValues {
     /// Whether these values belong to a test scope opened by `withTestScope` or the `.scoped` trait.
-    public var isTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
+    public var isTestScope: Bool { isInTestScope }
 }

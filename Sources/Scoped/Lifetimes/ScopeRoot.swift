@@ -20,6 +20,12 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root.
     ///
+    /// Created at start-up, outside any scope, the root starts from every entry's default. Created
+    /// inside a test scope (the `.scoped` trait or `withTestScope`), it starts from that scope
+    /// instead: the test's overrides, and its failure for live-only entries, reach every scope the
+    /// root opens, request scopes included. Use ``init(startingFrom:services:requirements:variants:onCloseError:instrumentation:configure:)``
+    /// to choose the starting values yourself.
+    ///
     /// - Parameters:
     ///   - services: the services this application uses; ``validate(scope:)`` builds each and
     ///     diagnostics list them. Unlisted services still work.
@@ -41,7 +47,7 @@ public final class ScopeRoot: Sendable {
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         try self.init(
-            startingFrom: ScopedValues(),
+            startingFrom: ScopedValues.testScopeOrDefaults,
             services: services,
             requirements: requirements,
             variants: variants,
@@ -71,9 +77,15 @@ public final class ScopeRoot: Sendable {
         ) { _ in }
     }
 
-    /// Creates a root that starts from `base`: a test passes `ScopedValues.current` to keep
-    /// its test scope's overrides and live-only checks.
-    package convenience init(
+    /// Creates a root that starts from `base` rather than from where it is created.
+    ///
+    /// Pass `ScopedValues()` for a root that starts from defaults even inside a test scope, or
+    /// the values of a scope whose overrides the root must keep. The root keeps `base`'s
+    /// test-scope checks: a live-only entry read in any of its scopes fails the test.
+    ///
+    /// See ``init(services:requirements:variants:onCloseError:instrumentation:configure:)`` for
+    /// the other parameters.
+    public convenience init(
         startingFrom base: ScopedValues,
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
@@ -116,7 +128,7 @@ public final class ScopeRoot: Sendable {
 
     /// The root used where no root was created: reading an app service outside any scope
     /// builds it here, once per process.
-    package static let implicit = ScopeRoot()
+    package static let implicit = ScopeRoot(startingFrom: ScopedValues()) { _ in }
 
     /// Runs `operation` in a new scope, child of this root, whose values are the root's changed
     /// by `update`; closes the services the scope built when the operation ends.

@@ -13,6 +13,11 @@ extension ScopeRoot {
     /// }
     /// ```
     ///
+    /// In a root created inside a test scope, validation builds no service: a test's overrides
+    /// usually leave the live services unread (a mock repository never reads the database), and
+    /// building them would connect to what the test replaced. Requirements are still checked, and
+    /// each service is checked for cycles and captive dependencies when the test first reads it.
+    ///
     /// - Parameter update: what a request scope sets when it opens (a request ID, a principal),
     ///   so that requirements met per request are not reported as missing.
     /// - Returns: every problem found, in the order services are registered; empty when the
@@ -23,7 +28,9 @@ extension ScopeRoot {
             if !problems.contains(problem) { problems.append(problem) }
         }
         let registry = context.registry
-        for service in registry.services where service.lifetime == .app {
+        // A test reads what it uses, and each read is checked as it builds.
+        let services = values.isInTestScope ? [] : registry.services
+        for service in services where service.lifetime == .app {
             do {
                 try await service.resolve(values)
             } catch {
@@ -47,7 +54,7 @@ extension ScopeRoot {
                 )
             )
         }
-        for service in registry.services where service.lifetime == .scope {
+        for service in services where service.lifetime == .scope {
             do {
                 try await service.resolve(scopeValues)
             } catch {
