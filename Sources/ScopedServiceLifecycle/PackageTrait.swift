@@ -1,0 +1,6 @@
+// ScopedServiceLifecycle's packages are resolved only with the package's "ServiceLifecycle" trait.
+#if !ServiceLifecycle
+#error(
+    "ScopedServiceLifecycle needs the Scoped package's \"ServiceLifecycle\" trait: .package(url: …, from: …, traits: [\"ServiceLifecycle\"])"
+)
+#endif

@@ -1,0 +1,139 @@
+public import Logging
+public import Scoped
+public import ServiceLifecycle
+import Synchronization
+
+/// The life of an application root as a swift-service-lifecycle `Service`: validated before the
+/// server serves, its running app services run, and shut down after the server has stopped.
+///
+/// Give it to the application's service group before the server, and let the server wait for
+/// ``ready()`` before it accepts connections. In Hummingbird, `addScopeRoot(_:)`
+/// (ScopedHummingbird) does both:
+///
+/// ```swift
+/// var app = Application(router: router)
+/// let rootService = ScopeRootService(root: root, logger: logger)
+/// app.addServices(rootService)
+/// app.beforeServerStarts { try await rootService.ready() }
+/// try await app.runService()
+/// ```
+///
+/// ``run()`` starts the app services that are themselves `Service`s (postgres-nio's client) as
+/// the root builds them, validates the root, and then waits for the graceful shutdown. A service
+/// group shuts its services down in reverse order, so the server, added after this service,
+/// stops accepting and finishes its requests first; then this service waits for the root's
+/// scopes still open (handed-off work), closes the app services newest first, stops the running
+/// ones, and returns.
+public final class ScopeRootService: Service, Sendable, CustomStringConvertible {
+    /// The root this service validates, runs and shuts down.
+    public let root: ScopeRoot
+    private let logger: Logger
+    private let validationScope: @Sendable (inout ScopedValues) throws -> Void
+    private let readiness = Readiness()
+    private let started = Atomic(false)
+
+    /// Creates the service of `root`.
+    ///
+    /// - Parameters:
+    ///   - root: the application root.
+    ///   - logger: where app services that stop with an error are reported. Validation
+    ///     problems are thrown, not logged: the service group passes them on to the caller.
+    ///   - validationScope: what a request scope sets when it opens, for
+    ///     ``Scoped/ScopeRoot/validate(scope:)``.
+    public init(
+        root: ScopeRoot,
+        logger: Logger,
+        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }
+    ) {
+        self.root = root
+        self.logger = logger
+        self.validationScope = validationScope
+    }
+
+    /// "ScopeRootService", as service-lifecycle's logs name it.
+    public var description: String { "ScopeRootService" }
+
+    /// Validates the root, then keeps it and its running app services up until the graceful
+    /// shutdown, and shuts it down.
+    ///
+    /// - Throws: ``Scoped/ScopeValidationError`` when validation finds problems, after the root
+    ///   has shut down; the service group then stops the application.
+    public func run() async throws {
+        let (first, _) = started.compareExchange(expected: false, desired: true, ordering: .relaxed)
+        precondition(first, "ScopeRootService.run() called twice: give the service to one service group")
+        let running = RunningServices(root: root, logger: logger)
+        let problems = await root.validate(scope: validationScope)
+        guard problems.isEmpty else {
+            let error = ScopeValidationError(problems: problems)
+            readiness.settle(.failure(error))
+            await root.shutdown()
+            await running.stop()
+            throw error
+        }
+        readiness.settle(.success(()))
+        // Cancellation (the group's shutdown timeout passed) ends the wait too.
+        try? await gracefulShutdown()
+        await root.shutdown()
+        await running.stop()
+    }
+
+    /// Returns once ``run()`` has validated the root; the server waits for it before it binds.
+    ///
+    /// - Throws: the ``Scoped/ScopeValidationError`` that stopped `run()`, or
+    ///   `CancellationError` when the waiting task is cancelled first.
+    public func ready() async throws {
+        try await readiness.wait()
+    }
+}
+
+/// A result that several tasks wait for, settled once.
+private final class Readiness: Sendable {
+    private enum State {
+        case pending(waiters: [Int: CheckedContinuation<Void, any Error>], nextID: Int)
+        case settled(Result<Void, any Error>)
+    }
+
+    private let state = Mutex(State.pending(waiters: [:], nextID: 0))
+
+    func settle(_ result: Result<Void, any Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            guard case .pending(let waiters, _) = state else { preconditionFailure("settled twice") }
+            state = .settled(result)
+            return Array(waiters.values)
+        }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    func wait() async throws {
+        let id = Mutex<Int?>(nil)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let settled = state.withLock { state -> Result<Void, any Error>? in
+                    switch state {
+                    case .settled(let result):
+                        return result
+                    case .pending(var waiters, let nextID):
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        waiters[nextID] = continuation
+                        state = .pending(waiters: waiters, nextID: nextID + 1)
+                        id.withLock { $0 = nextID }
+                        return nil
+                    }
+                }
+                if let settled { continuation.resume(with: settled) }
+            }
+        } onCancel: {
+            // Under the state lock, as the registration is: a waiter not registered yet sees
+            // the cancellation itself.
+            let cancelled = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard case .pending(var waiters, let nextID) = state, let waiterID = id.withLock({ $0 }) else {
+                    return nil
+                }
+                let waiter = waiters.removeValue(forKey: waiterID)
+                state = .pending(waiters: waiters, nextID: nextID)
+                return waiter
+            }
+            cancelled?.resume(throwing: CancellationError())
+        }
+    }
+}
