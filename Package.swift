@@ -15,11 +15,35 @@ let package = Package(
         .library(name: "ScopedHummingbirdWebSocket", targets: ["ScopedHummingbirdWebSocket"]),
         .executable(name: "ExampleServer", targets: ["ExampleServer"]),
     ],
-    // Spans and metrics for service builds, closes and scopes (swift-distributed-tracing and
-    // swift-metrics, both API-only). Disabling the trait compiles them out of the core.
+    // What a dependent package resolves and builds. A package dependency that every target
+    // reaches only through a disabled trait is not even resolved, so an application that names
+    // only the traits it uses fetches only their packages (README, Install).
     traits: [
+        // Spans and metrics for service builds, closes and scopes (swift-distributed-tracing and
+        // swift-metrics, both API-only). Disabling the trait compiles them out of the core.
         .trait(name: "Instrumentation", description: "Traces and metrics for service builds, closes and scopes."),
-        .default(enabledTraits: ["Instrumentation"]),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "ScopedServiceLifecycle: a root's life as a swift-service-lifecycle Service."
+        ),
+        .trait(
+            name: "Hummingbird",
+            description: "ScopedHummingbird: a request scope per Hummingbird request, and the root's life in the app.",
+            enabledTraits: ["ServiceLifecycle"]
+        ),
+        .trait(
+            name: "HummingbirdWebSocket",
+            description: "ScopedHummingbirdWebSocket: a scope per WebSocket connection and per message.",
+            enabledTraits: ["Hummingbird"]
+        ),
+        .trait(name: "PostgreSQL", description: "ScopedPostgres: request sessions on postgres-nio."),
+        .trait(
+            name: "Example",
+            description: "The example server, its tests, the benchmarks' server and the reliability suite.",
+            enabledTraits: ["Instrumentation", "ServiceLifecycle", "Hummingbird", "HummingbirdWebSocket", "PostgreSQL"]
+        ),
+        // This package's own build (`swift run ExampleServer`, `swift test`) needs everything.
+        .default(enabledTraits: ["Instrumentation", "Example"]),
     ],
     dependencies: [
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
@@ -88,6 +112,7 @@ let package = Package(
             name: "ScopedHummingbird",
             dependencies: [
                 "Scoped",
+                "ScopedServiceLifecycle",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -224,6 +249,10 @@ let package = Package(
             name: "ScopedHummingbirdTests",
             dependencies: [
                 "ScopedHummingbird",
+                "ScopedServiceLifecycle",
+                "ScopedSQLite",
+                "ScopedTesting",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "ScopedTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -233,6 +262,7 @@ let package = Package(
             name: "ScopedHummingbirdWebSocketTests",
             dependencies: [
                 "ScopedHummingbirdWebSocket",
+                "ScopedTesting",
                 "ScopedTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),
@@ -268,6 +298,32 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The trait each target's packages come with: `Scoped`, `ScopedTesting` and `ScopedSQLite` need
+// none (the core's tracing and metrics have their own condition above).
+let traitOfTarget: [String: String] = [
+    "ScopedServiceLifecycle": "ServiceLifecycle",
+    "ScopedHummingbird": "Hummingbird",
+    "ScopedHummingbirdWebSocket": "HummingbirdWebSocket",
+    "ScopedPostgres": "PostgreSQL",
+    "MovieCatalog": "Example",
+    "CatalogApp": "Example",
+    "ExampleServer": "Example",
+    "HandWiredCatalog": "Example",
+    "ReliabilitySuite": "Example",
+    "ScopedTestSupport": "Example",
+    "ScopedPostgresTests": "Example",
+    "ScopedHummingbirdTests": "Example",
+    "ScopedHummingbirdWebSocketTests": "Example",
+    "ExampleServerTests": "Example",
+]
+for target in package.targets {
+    guard let trait = traitOfTarget[target.name] else { continue }
+    target.dependencies = target.dependencies.map { dependency in
+        guard case .productItem(let name, let package?, let moduleAliases, nil) = dependency else { return dependency }
+        return .product(name: name, package: package, moduleAliases: moduleAliases, condition: .when(traits: [trait]))
+    }
+}
 
 // The upcoming features swift-log and swift-configuration build with, on every target.
 for target in package.targets where target.type != .system {

@@ -20,7 +20,8 @@ package enum CatalogServer {
     ///
     /// - Parameters:
     ///   - configuration: the loaded profile.
-    ///   - base: the values the root starts from; tests pass their test scope's values.
+    ///   - base: the values the root starts from: by default the test scope it is created in,
+    ///     or defaults outside tests.
     ///   - instrumentation: where the root reports spans and metrics; by default the tracer
     ///     bootstrapped and the process's Prometheus registry.
     /// - Returns: the root, not yet validated.
@@ -28,7 +29,7 @@ package enum CatalogServer {
     ///   that was not registered.
     static func makeRoot(
         _ configuration: AppConfiguration,
-        base: ScopedValues = ScopedValues(),
+        base: ScopedValues = .testScopeOrDefaults,
         instrumentation: ScopeInstrumentation? = nil
     ) throws -> ScopeRoot {
         // The root reports its scopes and services to the metrics backend bootstrapped now.
@@ -59,11 +60,20 @@ package enum CatalogServer {
         }
     }
 
+    /// What a request scope sets when it opens, for validation.
+    static let validationScope: @Sendable (inout ScopedValues) -> Void = { $0.requestID = "startup-validation" }
+
     /// Validates the root and seeds the database when configured to; throws before any port
     /// is bound when the root cannot serve.
     static func prepare(_ root: ScopeRoot, configuration: AppConfiguration, logger: Logger) async throws {
-        let problems = await root.validate(scope: { $0.requestID = "startup-validation" })
-        guard problems.isEmpty else { throw StartupError(problems: problems) }
+        let problems = await root.validate(scope: validationScope)
+        guard problems.isEmpty else { throw ScopeValidationError(problems: problems) }
+        try await seed(root, configuration: configuration, logger: logger)
+    }
+
+    /// Once the root is validated: logs what each app service took to build, and seeds the
+    /// database when configured to.
+    static func seed(_ root: ScopeRoot, configuration: AppConfiguration, logger: Logger) async throws {
         // Validation built every app service: what each took, slowest first, once.
         for (name, duration) in root.dependencyGraph().appServiceBuilds {
             let microseconds =
@@ -179,11 +189,12 @@ package enum CatalogServer {
         try values.selectVariant(variant, of: rule.entry)
     }
 
+    /// The HTTP application on `root`: the router and the WebSocket upgrade, with no services.
     static func makeApplication(
         root: ScopeRoot,
         configuration: AppConfiguration,
         logger: Logger
-    ) -> some ApplicationProtocol {
+    ) -> Application<RouterResponder<BasicRequestContext>> {
         // Upgrade requests go through their own router: each connection opens a scope on the
         // root, and each message a scope of its own.
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
@@ -235,31 +246,24 @@ package enum CatalogServer {
     /// after that.
     package static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
         let root = try makeRoot(configuration)
-        // App services that must run (PostgreSQL's client) run from their build, during
-        // validation, until after the root has shut down, once the requests have drained.
-        try await root.withRunningServices(logger: logger) {
-            try await prepare(root, configuration: configuration, logger: logger)
-            let application = makeApplication(root: root, configuration: configuration, logger: logger)
-            // Stops first at shutdown (services stop in reverse order), between two runs.
-            let pruning = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
-            var group = ServiceGroupConfiguration(
-                services: [application, pruning],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            )
-            group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-            try await ServiceGroup(configuration: group).run()
-        }
+        var application = makeApplication(root: root, configuration: configuration, logger: logger)
+        // Validated before the port binds; shut down after the server and the job have stopped
+        // (a service group stops its services in reverse order).
+        let rootService = ScopeRootService(root: root, logger: logger, validationScope: validationScope)
+        application.addScopeRoot(rootService)
+        application.beforeServerStarts { try await seed(root, configuration: configuration, logger: logger) }
+        application.addServices(
+            HistoryPruningJob(root: root, retention: historyRetention, logger: logger) {
+                try await rootService.ready()
+            }
+        )
+        var group = ServiceGroupConfiguration(
+            services: [application],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        try await ServiceGroup(configuration: group).run()
         logger.notice("Stopped")
-    }
-}
-
-/// The root failed validation: the server refuses to start.
-struct StartupError: Error, CustomStringConvertible {
-    var problems: [ScopeProblem]
-
-    var description: String {
-        (["The application root is not sound; refusing to start:"] + problems.map { "  - \($0)" })
-            .joined(separator: "\n")
     }
 }

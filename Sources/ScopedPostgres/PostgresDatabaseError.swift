@@ -1,4 +1,4 @@
-public import PostgresNIO
+import PostgresNIO
 
 /// A database error, classified so that an application can answer it: a duplicate, a missing
 /// reference, a conflict to retry, a lost connection or a full server.

@@ -83,6 +83,33 @@ public final class PostgresSession: Sendable {
         }
     }
 
+    /// Runs a statement in the session's transaction and hands its rows to `body` as they
+    /// arrive, for results too large to hold at once.
+    ///
+    /// ```swift
+    /// let total = try await session.query("SELECT id, title FROM movies") { rows in
+    ///     var count = 0
+    ///     for try await (id, title) in rows.decode((Int, String).self) { count += 1 }
+    ///     return count
+    /// }
+    /// ```
+    ///
+    /// No other statement of the session runs until `body` returns; the rows must not outlive it.
+    ///
+    /// - Parameters:
+    ///   - query: the statement, with its values bound by interpolation.
+    ///   - body: reads the rows.
+    /// - Returns: what `body` returns.
+    /// - Throws: ``PostgresDatabaseError`` for a database error, or what `body` throws.
+    public func query<R: Sendable>(
+        _ query: PostgresQuery,
+        rows body: (PostgresRowSequence) async throws -> R
+    ) async throws -> R {
+        try await withConnection { connection in
+            try await body(try await connection.query(query, logger: logger))
+        }
+    }
+
     /// Runs a statement in the session's transaction, ignoring any rows.
     ///
     /// - Parameter query: the statement, with its values bound by interpolation.

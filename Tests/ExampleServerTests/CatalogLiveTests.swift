@@ -229,13 +229,13 @@ struct CatalogLiveTests {
         await root.shutdown()
     }
 
-    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
-    func startUpLogsEachAppServicesBuildTimeOnceAtNotice() async throws {
+    @Test func startUpLogsEachAppServicesBuildTimeOnceAtNotice() async throws {
         let folder = try TemporaryFolder()
         let capture = LogCapture()
         let (_, root) = try await makeApplication(
             try await loadConfiguration(.development, folder: folder),
-            logger: capture.logger(label: "server")
+            logger: capture.logger(label: "server"),
+            base: productionValues()
         )
         let lines = capture.lines.filter { $0.message.hasPrefix("Built app service ") }
         #expect(lines.map { $0.message.split(separator: " ")[3] } == [Substring(SQLiteDatabaseKey.name)])

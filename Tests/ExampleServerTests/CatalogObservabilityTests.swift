@@ -70,13 +70,14 @@ struct CatalogObservabilityTests {
         await root.shutdown()
     }
 
-    @Test(.scoped { $0.movieRepository = SQLiteMovieRepository() })
-    func eachRequestIsAScopeCountedByOutcomeWithItsSessionBuiltAndClosed() async throws {
+    @Test func eachRequestIsAScopeCountedByOutcomeWithItsSessionBuiltAndClosed() async throws {
         let folder = try TemporaryFolder()
         let metrics = TestMetrics()
+        // As at start-up, outside a test scope: validation builds a session too.
         let (app, root) = try await makeApplication(
             try await loadConfiguration(.production, folder: folder),
-            instrumentation: ScopeInstrumentation(metricsFactory: metrics)
+            instrumentation: ScopeInstrumentation(metricsFactory: metrics),
+            base: productionValues()
         )
         try await app.test(.live) { client in
             for _ in 0..<3 {

@@ -76,7 +76,7 @@ struct OpenAPIDocumentTests {
     @Test func documentsExactlyTheRoutesProductionServes() async throws {
         let folder = try TemporaryFolder()
         let configuration = try await loadConfiguration(.production, folder: folder)
-        let root = try CatalogServer.makeRoot(configuration, base: .current)
+        let root = try CatalogServer.makeRoot(configuration)
         let served = Set(
             CatalogServer.makeRouter(root: root, configuration: configuration).routes.routes
                 .map { "\($0.method.rawValue) \($0.path)" }

@@ -32,13 +32,14 @@ func loadConfiguration(
     )
 }
 
-/// The server built as `run` builds it, with a root that starts from the current (test) scope,
+/// The server built as `run` builds it, with a root that starts from the test scope it is made in,
 /// validated and seeded as at start-up.
 ///
 /// - Parameters:
 ///   - configuration: the loaded profile.
 ///   - logger: the server's logger; by default one that logs warnings to standard error.
 ///   - instrumentation: where the root reports spans and metrics; by default the process's.
+///   - base: the values the root starts from; by default the test scope it is made in.
 /// - Returns: the application and its root, which the test shuts down.
 /// - Throws: what validation or seeding throws.
 func makeApplication(
@@ -48,9 +49,10 @@ func makeApplication(
         logger.logLevel = .warning
         return logger
     }(),
-    instrumentation: ScopeInstrumentation? = nil
+    instrumentation: ScopeInstrumentation? = nil,
+    base: ScopedValues = .testScopeOrDefaults
 ) async throws -> (some ApplicationProtocol, ScopeRoot) {
-    let root = try CatalogServer.makeRoot(configuration, base: .current, instrumentation: instrumentation)
+    let root = try CatalogServer.makeRoot(configuration, base: base, instrumentation: instrumentation)
     try await CatalogServer.prepare(root, configuration: configuration, logger: logger)
     return (CatalogServer.makeApplication(root: root, configuration: configuration, logger: logger), root)
 }
@@ -90,4 +92,14 @@ extension TestResponse {
 extension HTTPField.Name {
     static let requestID = Self("X-Request-ID")!
     static let catalog = Self("X-Catalog")!
+}
+
+/// What a production root starts from, outside any test scope.
+///
+/// Defaults, with the live SQLite repository set (the entry is live-only). Validation in such a
+/// root builds every service, as at start-up.
+func productionValues() -> ScopedValues {
+    var values = ScopedValues()
+    values.movieRepository = SQLiteMovieRepository()
+    return values
 }

@@ -43,6 +43,31 @@ struct PostgresSessionTests {
         }
     }
 
+    @Test func aLargeResultIsReadAsARowSequenceInsideTheSessionsTransaction() async throws {
+        let fixture = try PostgresFixture()
+        try await fixture.withRoot { root in
+            let (count, last) = try await root.withScope {
+                let session = try await ScopedValues.current.postgresSession
+                try await session.execute(
+                    "INSERT INTO items (name) SELECT 'item ' || n FROM generate_series(1, 5000) AS n"
+                )
+                // Sees the transaction's own uncommitted rows, streamed.
+                return try await session.query("SELECT name FROM items ORDER BY id") { rows in
+                    var count = 0
+                    var last = ""
+                    for try await name in rows.decode(String.self) {
+                        count += 1
+                        last = name
+                    }
+                    return (count, last)
+                }
+            }
+            #expect(count == 5000)
+            #expect(last == "item 5000")
+        }
+        #expect(try fixture.itemCount() == 5000)
+    }
+
     @Test func valuesAreBoundNotSplicedEvenWhenTheyLookLikeSQL() async throws {
         let fixture = try PostgresFixture()
         let hostile = "x'); DROP TABLE items; --"

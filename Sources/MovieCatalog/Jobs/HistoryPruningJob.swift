@@ -16,20 +16,38 @@ package struct HistoryPruningJob: Service {
     private let interval: Duration
     private let retention: Duration
     private let logger: Logger
+    private let ready: @Sendable () async throws -> Void
 
     /// A job on `root` that runs every `interval` and keeps `retention` of history.
-    package init(root: ScopeRoot, interval: Duration = .seconds(3600), retention: Duration, logger: Logger) {
+    ///
+    /// - Parameters:
+    ///   - root: the application root each run opens its scope on.
+    ///   - interval: the time between two runs.
+    ///   - retention: how old a history entry may get.
+    ///   - logger: where runs that delete entries or fail are logged.
+    ///   - ready: returns when the root may be used (its validation passed); the job's first run
+    ///     waits for it, and the job ends without a run when it throws.
+    package init(
+        root: ScopeRoot,
+        interval: Duration = .seconds(3600),
+        retention: Duration,
+        logger: Logger,
+        ready: @escaping @Sendable () async throws -> Void = {}
+    ) {
         self.root = root
         self.interval = interval
         self.retention = retention
         self.logger = logger
+        self.ready = ready
     }
 
-    /// Runs the job until graceful shutdown: a run at once, then one every `interval`.
+    /// Runs the job until graceful shutdown: a run once the root is ready, then one every
+    /// `interval`.
     ///
     /// A run that fails is logged, and the next one runs on schedule.
     package func run() async throws {
         await cancelWhenGracefulShutdown {
+            guard (try? await ready()) != nil else { return }
             while !Task.isCancelled {
                 do {
                     let deleted = try await runOnce()

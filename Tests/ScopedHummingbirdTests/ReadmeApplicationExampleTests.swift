@@ -1,0 +1,111 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Scoped
+import ScopedHummingbird
+import ScopedSQLite
+import ScopedServiceLifecycle
+import ScopedTestSupport
+import ScopedTesting
+import Testing
+
+// The README's application and its test, compiled and run. `readmeShowsThisApplication` keeps
+// the README's snippets identical to the code between the markers.
+
+protocol NoteRepository: Sendable { func titles() async throws -> [String] }
+
+struct SQLiteNoteRepository: NoteRepository {
+    func titles() async throws -> [String] {
+        try await ScopedValues.current.sqliteSession.query("SELECT title FROM notes ORDER BY id")
+            .map { try $0.get("title") }
+    }
+}
+
+struct MemoryNoteRepository: NoteRepository {
+    var stored: [String]
+    func titles() async throws -> [String] { stored }
+}
+
+extension ScopedValues {
+    @Entry var noteRepository: any NoteRepository = SQLiteNoteRepository()
+}
+
+let noteMigrations = [
+    SQLiteMigration(
+        version: 1,
+        name: "notes",
+        script: "CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT NOT NULL)"
+    )
+]
+
+// README-APPLICATION-BEGIN
+func buildApplication(databasePath: String, logger: Logger) -> some ApplicationProtocol {
+    let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+        $0.sqliteConfiguration = SQLiteConfiguration(path: databasePath, migrations: noteMigrations)
+    }
+    let router = Router()
+    router.add(middleware: RequestIDMiddleware())  // one request ID
+    router.add(middleware: RequestScopeMiddleware(root: root))  // a scope per request
+    router.get("/notes") { _, _ in
+        try await ScopedValues.current.noteRepository.titles().joined(separator: "\n")
+    }
+    var app = Application(router: router, logger: logger)
+    // Validates the root before the port binds; closes its services after the last request.
+    app.addScopeRoot(ScopeRootService(root: root, logger: logger))
+    return app
+}
+// README-APPLICATION-END
+
+// README-APPLICATION-TEST-BEGIN
+@Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
+func listsTheNotes() async throws {
+    let app = buildApplication(databasePath: "notes.sqlite", logger: Logger(label: "test"))
+    try await app.test(.router) { client in
+        let response = try await client.execute(uri: "/notes", method: .get)
+        #expect(String(buffer: response.body) == "Buy milk")
+    }
+}
+// README-APPLICATION-TEST-END
+
+struct ReadmeApplicationExampleTests {
+    @Test func servesFromTheDatabaseInProduction() async throws {
+        let folder = try TemporaryFolder()
+        var logger = Logger(label: "notes")
+        logger.logLevel = .warning
+        let app = buildApplication(databasePath: folder.path("notes.sqlite"), logger: logger)
+        try await app.test(.live) { client in
+            let response = try await client.execute(uri: "/notes", method: .get)
+            #expect(response.status == .ok)
+            #expect(String(buffer: response.body) == "")
+        }
+        // Validation built the database before the port bound.
+        #expect(FileManager.default.fileExists(atPath: folder.path("notes.sqlite")))
+    }
+
+    @Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
+    func aTestThatReplacedTheRepositoryNeverOpensTheDatabase() async throws {
+        let folder = try TemporaryFolder()
+        var logger = Logger(label: "notes")
+        logger.logLevel = .warning
+        let app = buildApplication(databasePath: folder.path("notes.sqlite"), logger: logger)
+        try await app.test(.live) { client in
+            let response = try await client.execute(uri: "/notes", method: .get)
+            #expect(String(buffer: response.body) == "Buy milk")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path("notes.sqlite")))
+    }
+
+    @Test func readmeShowsThisApplication() throws {
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(filePath: #filePath), encoding: .utf8)
+        for marker in ["README-APPLICATION", "README-APPLICATION-TEST"] {
+            let begin = try #require(source.range(of: "// \(marker)-BEGIN\n"))
+            let end = try #require(source.range(of: "// \(marker)-END"))
+            let snippet = String(source[begin.upperBound..<end.lowerBound])
+            #expect(readme.contains("```swift\n" + snippet + "```"), "README.md must show \(marker) unchanged")
+        }
+    }
+}
