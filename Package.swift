@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "Scoped", targets: ["Scoped"]),
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
+        .library(name: "ScopedDatabase", targets: ["ScopedDatabase"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
         .library(name: "ScopedPostgres", targets: ["ScopedPostgres"]),
         .library(name: "ScopedServiceLifecycle", targets: ["ScopedServiceLifecycle"]),
@@ -88,12 +89,15 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "ScopedSQLite", dependencies: ["Scoped", "CSQLite"]),
+        // What both database layers share: a session's turn, its end, and its deadlines.
+        .target(name: "ScopedDatabase", dependencies: ["Scoped"]),
+        .target(name: "ScopedSQLite", dependencies: ["Scoped", "ScopedDatabase", "CSQLite"]),
         // Request scopes on PostgreSQL, on postgres-nio's PostgresClient.
         .target(
             name: "ScopedPostgres",
             dependencies: [
                 "Scoped",
+                "ScopedDatabase",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -135,6 +139,7 @@ let package = Package(
             name: "MovieCatalog",
             dependencies: [
                 "Scoped",
+                "ScopedDatabase",
                 "ScopedSQLite",
                 "ScopedPostgres",
                 "ScopedHummingbird",
@@ -233,11 +238,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
-        .testTarget(name: "ScopedSQLiteTests", dependencies: ["ScopedSQLite", "ScopedTesting", "ScopedTestSupport"]),
+        .testTarget(
+            name: "ScopedSQLiteTests",
+            dependencies: ["ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport"]
+        ),
         .testTarget(
             name: "ScopedPostgresTests",
             dependencies: [
                 "ScopedPostgres",
+                "ScopedDatabase",
                 "ScopedServiceLifecycle",
                 "ScopedTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -274,6 +283,9 @@ let package = Package(
             name: "ExampleServerTests",
             dependencies: [
                 "CatalogApp",
+                "CSQLite",
+                "ScopedDatabase",
+                "ScopedSQLite",
                 "ScopedPostgres",
                 "ScopedServiceLifecycle",
                 .product(name: "HummingbirdWSTesting", package: "hummingbird-websocket"),

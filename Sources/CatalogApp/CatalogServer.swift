@@ -249,7 +249,12 @@ package enum CatalogServer {
         var application = makeApplication(root: root, configuration: configuration, logger: logger)
         // Validated before the port binds; shut down after the server and the job have stopped
         // (a service group stops its services in reverse order).
-        let rootService = ScopeRootService(root: root, logger: logger, validationScope: validationScope)
+        let rootService = ScopeRootService(
+            root: root,
+            logger: logger,
+            validationScope: validationScope,
+            shutdownTimeout: configuration.shutdownTimeout
+        )
         application.addScopeRoot(rootService)
         application.beforeServerStarts { try await seed(root, configuration: configuration, logger: logger) }
         application.addServices(

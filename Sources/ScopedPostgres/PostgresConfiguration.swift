@@ -34,6 +34,17 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     public var connectTimeout: Duration
     /// The schema's migrations, applied in `version` order at start-up (see ``PostgresMigration``).
     public var migrations: [PostgresMigration]
+    /// How long a session waits for a connection from the client's pool before it fails with
+    /// `DatabaseTimeoutError`; it holds when the server cannot be reached at all.
+    ///
+    /// Default 5 seconds.
+    public var leaseTimeout: Duration = .seconds(5)
+    /// How long a statement, a commit or a rollback may run.
+    ///
+    /// Past it, its connection is closed and it fails with `DatabaseTimeoutError`, whether or not
+    /// the server answers. The server is also asked to cancel statements a little later
+    /// (`statement_timeout`). Default 10 seconds.
+    public var statementTimeout: Duration = .seconds(10)
 
     /// A configuration from its parts.
     ///
@@ -135,6 +146,12 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         )
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = connectTimeout
+        // The server's own deadline, just after the client's: a statement the client gave up
+        // on does not go on holding locks on a server that still answers.
+        let serverTimeout = statementTimeout + .seconds(1)
+        let milliseconds =
+            serverTimeout.components.seconds * 1000 + serverTimeout.components.attoseconds / 1_000_000_000_000_000
+        configuration.options.additionalStartupParameters.append(("statement_timeout", "\(milliseconds)"))
         return configuration
     }
 

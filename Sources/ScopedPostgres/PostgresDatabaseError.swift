@@ -18,6 +18,8 @@ public struct PostgresDatabaseError: Error, Sendable, CustomStringConvertible {
         case connectionLost
         /// The server accepts no more connections (53300).
         case tooManyConnections
+        /// The server's disk is full (53100): nothing more can be written until space is freed.
+        case diskFull
         /// Any other error.
         case other
     }
@@ -55,6 +57,7 @@ public struct PostgresDatabaseError: Error, Sendable, CustomStringConvertible {
                 case "23503": .foreignKeyViolation
                 case "40001", "40P01": .serializationFailure
                 case "53300": .tooManyConnections
+                case "53100": .diskFull
                 case "57P01", "57P02", "57P03": .connectionLost
                 default: .other
                 }

@@ -1,6 +1,7 @@
 public import Logging
 public import PostgresNIO
 public import Scoped
+import ScopedDatabase
 import Synchronization
 
 /// A request's unit of work on PostgreSQL: a connection leased from the application's client
@@ -19,6 +20,13 @@ import Synchronization
 /// Statements of one session run one at a time, even from concurrent child tasks. After a
 /// statement fails, PostgreSQL refuses the rest of the transaction; the session then rolls
 /// back when it finishes, and a scope that ended well reports the failed commit.
+///
+/// Nothing waits forever: a connection not leased within
+/// ``PostgresConfiguration/leaseTimeout``, or a statement, commit or rollback still running after
+/// ``PostgresConfiguration/statementTimeout``, fails with `DatabaseTimeoutError`, and a
+/// connection that ran out of time is closed, never returned in an unknown state. Once its scope
+/// has ended, the session refuses every statement with
+/// ``Scoped/ScopedError/scopeEnded(entry:)``.
 public final class PostgresSession: Sendable {
     /// The leased connection and how to give it back.
     private struct Lease: Sendable {
@@ -41,9 +49,10 @@ public final class PostgresSession: Sendable {
     /// How the session begins its transaction.
     public let mode: PostgresTransactionMode
     private let logger: Logger
+    private let leaseTimeout: Duration
+    private let statementTimeout: Duration
     private let state = Mutex(State())
-    /// Serializes the session's statements: one permit.
-    private let turn = AsyncPool<Int>([0]) { PostgresSessionFinishedError() }
+    private let gate: SessionGate
 
     /// Creates a session on `client`; it leases nothing until its first statement.
     ///
@@ -51,11 +60,22 @@ public final class PostgresSession: Sendable {
     ///   - client: the application's client, which must be running.
     ///   - mode: how the transaction begins.
     ///   - logger: where postgres-nio logs the session's statements.
-    public init(client: PostgresClient, mode: PostgresTransactionMode = .readWrite, logger: Logger) {
+    ///   - leaseTimeout: how long to wait for a connection.
+    ///   - statementTimeout: how long a statement, commit or rollback may run.
+    public init(
+        client: PostgresClient,
+        mode: PostgresTransactionMode = .readWrite,
+        logger: Logger,
+        leaseTimeout: Duration = .seconds(5),
+        statementTimeout: Duration = .seconds(10)
+    ) {
         self.client = client
         self.leases = nil
         self.mode = mode
         self.logger = logger
+        self.leaseTimeout = leaseTimeout
+        self.statementTimeout = statementTimeout
+        self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
     /// Creates a session on `database`'s client, counted in its
@@ -70,6 +90,9 @@ public final class PostgresSession: Sendable {
         self.leases = database.leases
         self.mode = mode
         self.logger = database.logger
+        self.leaseTimeout = database.configuration.leaseTimeout
+        self.statementTimeout = database.configuration.statementTimeout
+        self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
     /// Runs a statement in the session's transaction and returns its rows.
@@ -127,36 +150,64 @@ public final class PostgresSession: Sendable {
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws, database errors as ``PostgresDatabaseError``.
     public func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
-        let permit = try await turn.acquire()
-        defer { turn.release(permit) }
-        let connection = try await leasedConnection()
-        // postgres-nio drops a statement written to a connection the server has closed without
-        // failing it, and its caller would wait forever: refuse it here instead.
-        guard !connection.isClosed else {
-            state.withLock { $0.isAborted = true }
-            throw PostgresDatabaseError.connectionClosed
+        try await gate.withTurn {
+            let connection = try await leasedConnection()
+            // postgres-nio drops a statement written to a connection the server has closed
+            // without failing it, and its caller would wait forever: refuse it here instead.
+            guard !connection.isClosed else {
+                state.withLock { $0.isAborted = true }
+                throw PostgresDatabaseError.connectionClosed
+            }
+            do {
+                return try await withDeadline(.statement, on: connection) { try await body(connection) }
+            } catch {
+                let classified = PostgresDatabaseError.classify(error)
+                if classified is PostgresDatabaseError || classified is DatabaseTimeoutError {
+                    state.withLock { $0.isAborted = true }
+                }
+                throw classified
+            }
         }
-        do {
-            return try await body(connection)
-        } catch {
-            let classified = PostgresDatabaseError.classify(error)
-            if classified is PostgresDatabaseError { state.withLock { $0.isAborted = true } }
-            throw classified
-        }
+    }
+
+    /// Runs `body`, closing `connection` if it is still running after the statement timeout:
+    /// what it waits for then fails, whether the server answers or not.
+    private func withDeadline<R>(
+        _ operation: DatabaseTimeoutError.Operation,
+        on connection: PostgresConnection,
+        _ body: () async throws -> R
+    ) async throws -> R {
+        try await DeadlineWatchdog.shared.run(
+            within: statementTimeout,
+            operation: operation,
+            entry: gate.entry,
+            expire: {
+                // The future-returning `close()`: it closes the channel at once, failing what
+                // waits on it, without waiting for the server.
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = closing
+            },
+            body
+        )
     }
 
     /// The connection, leased and its transaction begun on first use.
     private func leasedConnection() async throws -> PostgresConnection {
         let current = try state.withLock { state -> PostgresConnection? in
-            guard !state.isFinished else { throw PostgresSessionFinishedError() }
+            guard !state.isFinished else { throw ScopedError.scopeEnded(entry: gate.entry) }
             return state.lease?.connection
         }
         if let current { return current }
-        let lease = try await Self.lease(from: client, counting: leases)
+        let lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: gate.entry)
         do {
-            _ = try await lease.connection
-                .query(mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", logger: logger)
-                .collect()
+            _ = try await withDeadline(.statement, on: lease.connection) {
+                try await lease.connection
+                    .query(
+                        mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
+                        logger: logger
+                    )
+                    .collect()
+            }
         } catch {
             lease.release.resume()
             throw PostgresDatabaseError.classify(error)
@@ -168,31 +219,52 @@ public final class PostgresSession: Sendable {
         if finished {
             _ = try? await lease.connection.query("ROLLBACK", logger: logger).collect()
             lease.release.resume()
-            throw PostgresSessionFinishedError()
+            throw ScopedError.scopeEnded(entry: gate.entry)
         }
         return lease.connection
     }
 
     /// Leases a connection for as long as the returned lease is not released: a task holds
     /// postgres-nio's `withConnection` open until then.
-    private static func lease(from client: PostgresClient, counting leases: PostgresLeaseCounter?) async throws -> Lease
-    {
+    ///
+    /// - Throws: `DatabaseTimeoutError` when no connection came within `timeout`, the server
+    ///   reachable or not; the lease, if it comes later, is returned at once.
+    private static func lease(
+        from client: PostgresClient,
+        counting leases: PostgresLeaseCounter?,
+        within timeout: Duration,
+        entry: String
+    ) async throws -> Lease {
         let handOver = LeaseHandOver()
         let leasing = Task {
             do {
                 try await client.withConnection { connection in
                     leases?.add(1)
                     defer { leases?.add(-1) }
-                    await withCheckedContinuation { release in handOver.deliver(.success((connection, release))) }
+                    await withCheckedContinuation { release in
+                        // Refused when the session stopped waiting: the connection goes back.
+                        if !handOver.deliver(.success((connection, release))) { release.resume() }
+                    }
                 }
             } catch {
                 handOver.deliver(.failure(PostgresDatabaseError.classify(error)))
             }
         }
-        let (connection, release) = try await withTaskCancellationHandler {
-            try await handOver.value()
-        } onCancel: {
-            leasing.cancel()
+        let (connection, release) = try await DeadlineWatchdog.shared.run(
+            within: timeout,
+            operation: .lease,
+            entry: entry,
+            expire: {
+                handOver.deliver(.failure(CancellationError()))
+                leasing.cancel()
+            }
+        ) {
+            try await withTaskCancellationHandler {
+                try await handOver.value()
+            } onCancel: {
+                handOver.deliver(.failure(CancellationError()))
+                leasing.cancel()
+            }
         }
         return Lease(connection: connection, release: release, leasing: leasing)
     }
@@ -206,6 +278,9 @@ public final class PostgresSession: Sendable {
     /// - Throws: ``PostgresDatabaseError`` when the commit failed, or when a statement failed
     ///   earlier and the transaction was rolled back instead.
     public func finish(_ outcome: ScopeOutcome) async throws {
+        // Refuses later statements and waits for the one in flight: the commit never runs on
+        // the connection at the same time as a statement.
+        await gate.close()
         let (lease, isAborted) = state.withLock { state in
             defer {
                 state.lease = nil
@@ -219,7 +294,9 @@ public final class PostgresSession: Sendable {
         let ended: Result<Void, any Error> = await Task {
             guard !lease.connection.isClosed else { return .failure(PostgresDatabaseError.connectionClosed) }
             do {
-                _ = try await lease.connection.query(commit ? "COMMIT" : "ROLLBACK", logger: logger).collect()
+                _ = try await withDeadline(.finish, on: lease.connection) {
+                    try await lease.connection.query(commit ? "COMMIT" : "ROLLBACK", logger: logger).collect()
+                }
                 return .success(())
             } catch {
                 return .failure(PostgresDatabaseError.classify(error))
@@ -247,18 +324,30 @@ private final class LeaseHandOver: Sendable {
         case empty
         case waiting(CheckedContinuation<Leased, any Error>)
         case delivered(Result<Leased, any Error>)
+        /// The waiter has its result.
+        case taken
     }
     private let state = Mutex<State>(.empty)
 
-    func deliver(_ result: Result<Leased, any Error>) {
-        let waiting = state.withLock { state -> CheckedContinuation<Leased, any Error>? in
-            guard case .waiting(let continuation) = state else {
+    /// Delivers `result` unless a result was delivered already (the first wins).
+    ///
+    /// - Returns: whether `result` was delivered.
+    @discardableResult
+    func deliver(_ result: Result<Leased, any Error>) -> Bool {
+        let (accepted, waiting) = state.withLock { state -> (Bool, CheckedContinuation<Leased, any Error>?) in
+            switch state {
+            case .empty:
                 state = .delivered(result)
-                return nil
+                return (true, nil)
+            case .waiting(let continuation):
+                state = .taken
+                return (true, continuation)
+            case .delivered, .taken:
+                return (false, nil)
             }
-            return continuation
         }
         waiting?.resume(with: result)
+        return accepted
     }
 
     func value() async throws -> Leased {
@@ -268,6 +357,7 @@ private final class LeaseHandOver: Sendable {
                     state = .waiting(continuation)
                     return nil
                 }
+                state = .taken
                 return result
             }
             if let delivered { continuation.resume(with: delivered) }
@@ -276,6 +366,7 @@ private final class LeaseHandOver: Sendable {
 }
 
 /// A statement was run on a session whose scope has ended.
+@available(*, deprecated, message: "a finished session throws ScopedError.scopeEnded(entry:), as SQLiteSession does")
 public struct PostgresSessionFinishedError: Error, Sendable, CustomStringConvertible {
     /// A description for logs and error messages.
     public var description: String { "The PostgreSQL session has finished: its scope ended." }

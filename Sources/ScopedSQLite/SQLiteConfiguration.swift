@@ -51,6 +51,16 @@ public struct SQLiteConfiguration: Sendable, Hashable {
     public var readOnly: Bool
     /// The migrations to apply at open, in version order.
     public var migrations: [SQLiteMigration]
+    /// How long a session waits for a connection (a reader, or the writer behind other
+    /// writers) before failing with `DatabaseTimeoutError`.
+    ///
+    /// Default 5 seconds.
+    public var leaseTimeout: Duration
+    /// How long a statement, a commit or a rollback may run before it is interrupted, its
+    /// connection discarded, and it fails with `DatabaseTimeoutError`.
+    ///
+    /// Default 10 seconds.
+    public var statementTimeout: Duration
 
     /// A configuration for the database at `path`; every other setting has its durable default.
     public init(
@@ -59,7 +69,9 @@ public struct SQLiteConfiguration: Sendable, Hashable {
         synchronous: Synchronous = .full,
         busyTimeout: Duration = .seconds(5),
         readOnly: Bool = false,
-        migrations: [SQLiteMigration] = []
+        migrations: [SQLiteMigration] = [],
+        leaseTimeout: Duration = .seconds(5),
+        statementTimeout: Duration = .seconds(10)
     ) {
         self.path = path
         self.readers = readers
@@ -67,5 +79,7 @@ public struct SQLiteConfiguration: Sendable, Hashable {
         self.busyTimeout = busyTimeout
         self.readOnly = readOnly
         self.migrations = migrations
+        self.leaseTimeout = leaseTimeout
+        self.statementTimeout = statementTimeout
     }
 }

@@ -1,11 +1,12 @@
 import CSQLite
+import Synchronization
 
 /// One connection to a database file, with its own cache of prepared statements.
 ///
 /// Internal: clients reach it only through a borrowed ``SQLiteTransaction`` or a ``SQLiteSession``.
 ///
 /// `@unchecked Sendable`: it is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be used by
-/// two tasks at once. Its `AsyncPool` (in the core) makes that true: a connection is leased to one holder
+/// two tasks at once. Its `AsyncPool` (ScopedDatabase) makes that true: a connection is leased to one holder
 /// at a time (a session, which serializes its own statements, or a `read`/`write` call) and
 /// taken back before it is leased again; nothing outside this module can hold one.
 final class SQLiteConnection: @unchecked Sendable {
@@ -33,11 +34,30 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     private var isClosed = false
+    /// Whether ``interrupt()`` was called; the only state another task touches, under its lock,
+    /// which ``close()`` takes too, so an interrupt never reaches a closed handle.
+    private let interruption = Mutex((isClosed: false, wasInterrupted: false))
+
+    /// Interrupts the statement running on the connection, from any task.
+    ///
+    /// The statement fails with `SQLITE_INTERRUPT`. A connection once interrupted is discarded,
+    /// never reused.
+    func interrupt() {
+        interruption.withLock { state in
+            guard !state.isClosed else { return }
+            state.wasInterrupted = true
+            sqlite3_interrupt(handle)
+        }
+    }
+
+    /// Whether ``interrupt()`` was called: the connection must be closed, not returned.
+    var wasInterrupted: Bool { interruption.withLock { $0.wasInterrupted } }
 
     /// Finalizes the cached statements and closes the connection.
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        interruption.withLock { $0.isClosed = true }
         for statement in statements.values { sqlite3_finalize(statement) }
         statements = [:]
         sqlite3_close_v2(handle)

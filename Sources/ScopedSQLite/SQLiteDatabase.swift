@@ -1,12 +1,15 @@
 import CSQLite
 import Foundation
 import Scoped
+import ScopedDatabase
 
 /// A SQLite database file in WAL mode: one writer connection and a pool of readers.
 ///
 /// Open it once per application (it is the ``SQLiteDatabaseKey`` app service), read and write
 /// through a request's ``SQLiteSession``, and ``close()`` it at shutdown. Waiting for a
-/// connection suspends the task; no thread blocks.
+/// connection suspends the task, for at most ``SQLiteConfiguration/leaseTimeout``. A session's
+/// statements and its commit run on SQLite's own threads, never on Swift's cooperative pool, so
+/// a commit waiting for the disk holds no thread that other requests need.
 public final class SQLiteDatabase: Sendable {
     /// How the database was opened.
     public let configuration: SQLiteConfiguration
@@ -146,8 +149,8 @@ public final class SQLiteDatabase: Sendable {
 
     /// Leases a reader and begins a read transaction on it; the caller ends the transaction
     /// and returns the connection with ``releaseReader(_:)``.
-    func beginRead() async throws -> SQLiteConnection {
-        let connection = try await readerPool.acquire()
+    func beginRead(entry: String = SQLiteSessionKey.name) async throws -> SQLiteConnection {
+        let connection = try await lease(from: readerPool, entry: entry)
         do {
             try connection.transaction(.begin)
             return connection
@@ -159,8 +162,8 @@ public final class SQLiteDatabase: Sendable {
 
     /// Leases the writer and begins a `BEGIN IMMEDIATE` transaction on it; the caller ends the
     /// transaction and returns the connection with ``releaseWriter(_:)``.
-    func beginWrite() async throws -> SQLiteConnection {
-        let connection = try await writers.acquire()
+    func beginWrite(entry: String = SQLiteSessionKey.name) async throws -> SQLiteConnection {
+        let connection = try await lease(from: writers, entry: entry)
         do {
             try await beginImmediate(on: connection)
             return connection
@@ -187,14 +190,78 @@ public final class SQLiteDatabase: Sendable {
         }
     }
 
-    func releaseReader(_ connection: SQLiteConnection) { readerPool.release(Self.rolledBack(connection)) }
-    func releaseWriter(_ connection: SQLiteConnection) { writers.release(Self.rolledBack(connection)) }
+    /// A connection from `pool`, waiting at most ``SQLiteConfiguration/leaseTimeout``.
+    private func lease(from pool: AsyncPool<SQLiteConnection>, entry: String) async throws -> SQLiteConnection {
+        let timeout = configuration.leaseTimeout
+        return try await pool.acquire(waitingAtMost: timeout) {
+            DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
+        }
+    }
 
-    /// A connection goes back to its pool outside any transaction, whatever failed before: a
-    /// transaction left open would hold a snapshot (or the write lock) forever.
-    private static func rolledBack(_ connection: SQLiteConnection) -> SQLiteConnection {
-        if connection.isInTransaction { try? connection.transaction(.rollback) }
-        return connection
+    /// Runs `body` with `connection` on SQLite's threads, interrupting it after
+    /// ``SQLiteConfiguration/statementTimeout``.
+    ///
+    /// - Throws: ``DatabaseTimeoutError`` when it was interrupted; what `body` throws.
+    func run<R: Sendable>(
+        on connection: SQLiteConnection,
+        operation: DatabaseTimeoutError.Operation,
+        entry: String,
+        _ body: (SQLiteConnection) throws -> R
+    ) async throws -> R {
+        try await DeadlineWatchdog.shared.run(
+            within: configuration.statementTimeout,
+            operation: operation,
+            entry: entry,
+            expire: { connection.interrupt() }
+        ) {
+            // A cancelled request (its client went away) stops its statement too.
+            try await withTaskCancellationHandler {
+                try await SQLiteThreads.run {
+                    // Interrupted before it started: `sqlite3_interrupt` reaches only a running
+                    // statement.
+                    if connection.wasInterrupted { throw CancellationError() }
+                    return try body(connection)
+                }
+            } onCancel: {
+                connection.interrupt()
+            }
+        }
+    }
+
+    func releaseReader(_ connection: SQLiteConnection) {
+        readerPool.release(reusable(connection, isWriter: false))
+    }
+
+    func releaseWriter(_ connection: SQLiteConnection) {
+        writers.release(reusable(connection, isWriter: true))
+    }
+
+    /// A connection fit to go back to its pool: outside any transaction, whatever failed
+    /// before (a transaction left open would hold a snapshot, or the write lock, forever); and
+    /// one that a deadline interrupted is closed and replaced by a new one, never reused.
+    private func reusable(_ connection: SQLiteConnection, isWriter: Bool) -> SQLiteConnection {
+        if !connection.wasInterrupted {
+            if connection.isInTransaction { try? connection.transaction(.rollback) }
+            return connection
+        }
+        let flags =
+            isWriter
+            ? (configuration.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) : SQLITE_OPEN_READONLY
+        guard
+            let replacement = try? Self.open(
+                configuration.path,
+                flags: flags,
+                configuration: configuration,
+                isWriter: isWriter
+            )
+        else {
+            // The file cannot be opened again right now (a full disk): the interrupted
+            // connection, rolled back, keeps the pool's place rather than shrinking it.
+            if connection.isInTransaction { try? connection.transaction(.rollback) }
+            return connection
+        }
+        connection.close()  // Rolls back what it held.
+        return replacement
     }
 
     /// How many connections (readers and the writer) are free right now; after every session

@@ -1,4 +1,5 @@
 public import Scoped
+import ScopedDatabase
 import Synchronization
 
 /// A request's unit of work on the database: a connection leased on first use, and a
@@ -12,7 +13,11 @@ import Synchronization
 ///   read transaction on a reader and never the write lock; its first write ends that
 ///   transaction and continues in a second, `BEGIN IMMEDIATE` on the writer.
 ///
-/// Statements of one session run one at a time, even from concurrent child tasks.
+/// Statements of one session run one at a time, even from concurrent child tasks, on SQLite's
+/// own threads, each for at most ``SQLiteConfiguration/statementTimeout``. Once its scope has
+/// ended, the session refuses every statement with ``Scoped/ScopedError/scopeEnded(entry:)`` and
+/// leases nothing: a session kept past its scope by an unstructured task fails loudly instead of
+/// holding a connection that nothing returns.
 public final class SQLiteSession: Sendable {
     private enum Lease {
         case reader(SQLiteConnection)
@@ -23,13 +28,13 @@ public final class SQLiteSession: Sendable {
     /// How the session begins its transaction.
     public let mode: SQLiteTransactionMode
     private let lease = Mutex<Lease?>(nil)
-    /// Serializes the session's statements: one permit.
-    private let turn = AsyncPool<Int>([0], closedError: SQLiteDatabaseClosedError.init)
+    private let gate: SessionGate
 
     /// Creates a session on `database`; it leases nothing until its first statement.
     public init(database: SQLiteDatabase, mode: SQLiteTransactionMode = .deferred) {
         self.database = database
         self.mode = mode
+        self.gate = SessionGate(entry: SQLiteSessionKey.name, turnTimeout: database.configuration.leaseTimeout)
     }
 
     /// Runs a query and returns its rows.
@@ -73,10 +78,10 @@ public final class SQLiteSession: Sendable {
         writing: Bool,
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
-        _ = try await turn.acquire()
-        defer { turn.release(0) }
-        let connection = try await connection(writing: writing || mode == .immediate)
-        return try body(connection)
+        try await gate.withTurn {
+            let connection = try await connection(writing: writing || mode == .immediate)
+            return try await database.run(on: connection, operation: .statement, entry: gate.entry, body)
+        }
     }
 
     private func connection(writing: Bool) async throws -> SQLiteConnection {
@@ -93,37 +98,55 @@ public final class SQLiteSession: Sendable {
             return try await self.connection(writing: true)
         case nil:
             if writing {
-                let connection = try await database.beginWrite()
+                let connection = try await database.beginWrite(entry: gate.entry)
                 lease.withLock { $0 = .writer(connection) }
                 return connection
             }
-            let connection = try await database.beginRead()
+            let connection = try await database.beginRead(entry: gate.entry)
             lease.withLock { $0 = .reader(connection) }
             return connection
         }
     }
 
-    /// Ends the session: commits on success, rolls back otherwise, and always returns the
-    /// connection.
+    /// Ends the session: refuses later statements, waits for the one in flight, commits on
+    /// success, rolls back otherwise, and always returns the connection.
     ///
-    /// - Throws: the commit's error, after rolling back, when a successful scope's commit fails.
+    /// - Throws: the commit's error, after rolling back, when a successful scope's commit fails;
+    ///   `DatabaseTimeoutError` when the commit or rollback ran past the statement timeout.
     public func finish(_ outcome: ScopeOutcome) async throws {
+        await gate.close()
         guard
             let current = lease.withLock({ lease in
                 defer { lease = nil }
                 return lease
             })
         else { return }
+        let connection: SQLiteConnection =
+            switch current {
+            case .reader(let connection), .writer(let connection): connection
+            }
+        // A statement of the session ran out of time or was cancelled: its transaction is
+        // rolled back with the connection, which is replaced, and a scope that ended well learns
+        // that nothing was committed.
+        guard !connection.wasInterrupted else {
+            if case .writer = current { database.releaseWriter(connection) } else { database.releaseReader(connection) }
+            guard outcome.isSuccess else { return }
+            throw DatabaseTimeoutError(
+                operation: .statement,
+                timeout: database.configuration.statementTimeout,
+                entry: gate.entry
+            )
+        }
         switch current {
         case .reader(let connection):
             defer { database.releaseReader(connection) }
-            try connection.transaction(.commit)
+            try await database.run(on: connection, operation: .finish, entry: gate.entry) {
+                try $0.transaction(.commit)
+            }
         case .writer(let connection):
             defer { database.releaseWriter(connection) }  // Rolls back a commit that failed.
-            if outcome.isSuccess {
-                try connection.transaction(.commit)
-            } else {
-                try connection.transaction(.rollback)
+            try await database.run(on: connection, operation: .finish, entry: gate.entry) {
+                try $0.transaction(outcome.isSuccess ? .commit : .rollback)
             }
         }
     }

@@ -29,6 +29,7 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     public let root: ScopeRoot
     private let logger: Logger
     private let validationScope: @Sendable (inout ScopedValues) throws -> Void
+    private let shutdownTimeout: Duration?
     private let readiness = Readiness()
     private let started = Atomic(false)
 
@@ -40,14 +41,18 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     ///     problems are thrown, not logged: the service group passes them on to the caller.
     ///   - validationScope: what a request scope sets when it opens, for
     ///     ``Scoped/ScopeRoot/validate(scope:)``.
+    ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes
+    ///     before it abandons them (logged); `nil` waits for all of them.
     public init(
         root: ScopeRoot,
         logger: Logger,
-        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }
+        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
+        shutdownTimeout: Duration? = nil
     ) {
         self.root = root
         self.logger = logger
         self.validationScope = validationScope
+        self.shutdownTimeout = shutdownTimeout
     }
 
     /// "ScopeRootService", as service-lifecycle's logs name it.
@@ -73,8 +78,19 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
         readiness.settle(.success(()))
         // Cancellation (the group's shutdown timeout passed) ends the wait too.
         try? await gracefulShutdown()
-        await root.shutdown()
+        await shutDownRoot()
         await running.stop()
+    }
+
+    /// Shuts the root down, within ``shutdownTimeout`` when there is one.
+    private func shutDownRoot() async {
+        guard let shutdownTimeout else { return await root.shutdown() }
+        let open = root.openScopeCount
+        if !(await root.shutdown(abandoningAfter: shutdownTimeout)) {
+            logger.warning(
+                "Shutdown abandoned what had not ended after \(shutdownTimeout) (\(open) scopes were open when it began)"
+            )
+        }
     }
 
     /// Returns once ``run()`` has validated the root; the server waits for it before it binds.

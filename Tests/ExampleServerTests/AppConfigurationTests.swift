@@ -42,6 +42,17 @@ struct AppConfigurationTests {
         #expect(configuration.metricsEnabled)
     }
 
+    @Test func databaseDeadlinesComeFromTheProfileAndTheEnvironment() async throws {
+        let folder = try TemporaryFolder()
+        let configuration = try await loadConfiguration(
+            .development,
+            folder: folder,
+            environment: ["DATABASE_STATEMENT_TIMEOUT": "0.25"]
+        )
+        #expect(configuration.database.statementTimeout == .milliseconds(250))
+        #expect(configuration.database.leaseTimeout == .seconds(5))
+    }
+
     @Test func environmentVariablesOverrideTheFile() async throws {
         let configuration = try await AppConfiguration.load(environment: [
             "CONFIG_DIR": repositoryConfigFolder, "HTTP_PORT": "9999", "DATABASE_PATH": "/tmp/x.sqlite",
@@ -67,6 +78,11 @@ struct AppConfigurationTests {
         (["CATALOG_REPOSITORY": "postgres"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
         (["CATALOG_REPOSITORY": "mysql"], "catalog.repository", "environment variable CATALOG_REPOSITORY"),
         (["METRICS_ENABLED": "sometimes"], "metrics.enabled", "environment variable METRICS_ENABLED"),
+        (
+            ["DATABASE_STATEMENT_TIMEOUT": "0"], "database.statementTimeout",
+            "environment variable DATABASE_STATEMENT_TIMEOUT"
+        ),
+        (["DATABASE_LEASE_TIMEOUT": "soon"], "database.leaseTimeout", "environment variable DATABASE_LEASE_TIMEOUT"),
     ])
     func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String)
         async throws

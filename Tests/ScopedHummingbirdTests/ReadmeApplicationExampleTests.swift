@@ -69,11 +69,15 @@ func listsTheNotes() async throws {
 // README-APPLICATION-TEST-END
 
 struct ReadmeApplicationExampleTests {
-    @Test func servesFromTheDatabaseInProduction() async throws {
-        let folder = try TemporaryFolder()
+    private let warningsOnly = {
         var logger = Logger(label: "notes")
         logger.logLevel = .warning
-        let app = buildApplication(databasePath: folder.path("notes.sqlite"), logger: logger)
+        return logger
+    }()
+
+    @Test func servesFromTheDatabaseInProduction() async throws {
+        let folder = try TemporaryFolder()
+        let app = buildApplication(databasePath: folder.path("notes.sqlite"), logger: warningsOnly)
         try await app.test(.live) { client in
             let response = try await client.execute(uri: "/notes", method: .get)
             #expect(response.status == .ok)
@@ -86,9 +90,7 @@ struct ReadmeApplicationExampleTests {
     @Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
     func aTestThatReplacedTheRepositoryNeverOpensTheDatabase() async throws {
         let folder = try TemporaryFolder()
-        var logger = Logger(label: "notes")
-        logger.logLevel = .warning
-        let app = buildApplication(databasePath: folder.path("notes.sqlite"), logger: logger)
+        let app = buildApplication(databasePath: folder.path("notes.sqlite"), logger: warningsOnly)
         try await app.test(.live) { client in
             let response = try await client.execute(uri: "/notes", method: .get)
             #expect(String(buffer: response.body) == "Buy milk")

@@ -5,11 +5,12 @@ import Testing
 import ScopedTestSupport
 
 /// A root whose database is a fresh file with the movie schema.
-private func makeRoot(_ folder: TemporaryFolder, readers: Int = 4) -> ScopeRoot {
+private func makeRoot(_ folder: TemporaryFolder, readers: Int = 4, leaseTimeout: Duration = .seconds(5)) -> ScopeRoot {
     let configuration = SQLiteConfiguration(
         path: folder.path("catalog.sqlite"),
         readers: readers,
-        migrations: movieSchema
+        migrations: movieSchema,
+        leaseTimeout: leaseTimeout
     )
     return ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
         $0.sqliteConfiguration = configuration
@@ -111,7 +112,9 @@ struct SQLiteSessionTests {
 
     @Test func concurrentWritersAllSucceedOneAtATime() async throws {
         let folder = try TemporaryFolder()
-        let root = makeRoot(folder)
+        // Two hundred commits in a row, each synced to disk, can outlast the default lease
+        // timeout on a busy machine: this test is about every writer's turn coming.
+        let root = makeRoot(folder, leaseTimeout: .seconds(600))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<200 {
                 group.addTask { try await root.withScope { try await insert("Movie \(index)") } }
@@ -192,7 +195,9 @@ struct SQLiteSessionTests {
 
     @Test func tenThousandSessionsReturnEveryConnection() async throws {
         let folder = try TemporaryFolder()
-        let root = makeRoot(folder, readers: 2)
+        // Ten thousand at once on three connections wait longer than the default lease
+        // timeout, which would refuse the latest: this test is about every connection coming back.
+        let root = makeRoot(folder, readers: 2, leaseTimeout: .seconds(600))
         let database = try await root.withScope { try await ScopedValues.current.database }
         // Each writer reads its own uncommitted insert back through its session: only the
         // connection that holds its transaction can see it. Each reader counts leased

@@ -122,7 +122,13 @@ package struct AppConfiguration: Sendable {
                 synchronous: try values.choice("database.synchronous", default: .full) {
                     SQLiteConfiguration.Synchronous(rawValue: $0.uppercased())
                 },
-                migrations: SQLiteMovieRepository.migrations
+                migrations: SQLiteMovieRepository.migrations,
+                leaseTimeout: .milliseconds(
+                    Int64(try values.seconds("database.leaseTimeout", default: 5, in: 0.01...600) * 1000)
+                ),
+                statementTimeout: .milliseconds(
+                    Int64(try values.seconds("database.statementTimeout", default: 10, in: 0.01...3600) * 1000)
+                )
             ),
             postgres: nil,
             seed: try values.bool("database.seed", default: false),
@@ -146,11 +152,15 @@ package struct AppConfiguration: Sendable {
         if configuration.databaseKind == .postgres {
             let url = try values.string("database.url")
             do {
-                configuration.postgres = try PostgresConfiguration(
+                var postgres = try PostgresConfiguration(
                     url: url,
                     maximumConnections: try values.int("database.connections", default: 20, in: 1...1000),
                     migrations: PostgresMovieRepository.migrations
                 )
+                // The same deadlines on both backends.
+                postgres.leaseTimeout = configuration.database.leaseTimeout
+                postgres.statementTimeout = configuration.database.statementTimeout
+                configuration.postgres = postgres
             } catch let error as PostgresConfigurationError {
                 throw values.error("database.url", error.problem + " (\(error.url))")
             }

@@ -2,6 +2,7 @@ import Foundation
 package import Hummingbird
 package import Logging
 import Scoped
+import ScopedDatabase
 import ScopedPostgres
 import ScopedSQLite
 
@@ -58,8 +59,9 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     }
 
     /// The API error for any error a request threw: itself when it is one, its status for
-    /// Hummingbird's errors, 503 when the database is busy or unavailable, 409 for a broken
-    /// PostgreSQL constraint, and 500 otherwise (logged, with a message that reveals nothing).
+    /// Hummingbird's errors, 503 when the database is busy, unavailable or did not answer in
+    /// time, 507 when its disk is full, 409 for a broken PostgreSQL constraint, and 500
+    /// otherwise (logged, with a message that reveals nothing).
     package init(_ error: any Error, logger: Logger) {
         switch error {
         case let error as APIError:
@@ -78,8 +80,17 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
             )
         default:
             let underlying = (error as? ScopeCloseError)?.failures.map(\.error) ?? [error]
-            if let database = underlying.lazy.compactMap({ $0 as? PostgresDatabaseError }).first {
+            if let timeout = underlying.lazy.compactMap({ $0 as? DatabaseTimeoutError }).first {
+                logger.warning("Database timeout: \(timeout)")
+                self.init(
+                    status: .serviceUnavailable,
+                    code: "database_timeout",
+                    message: "The database did not answer in time; retry shortly."
+                )
+            } else if let database = underlying.lazy.compactMap({ $0 as? PostgresDatabaseError }).first {
                 self.init(database, logger: logger)
+            } else if underlying.contains(where: { ($0 as? SQLiteError)?.code == .full }) {
+                self = .storageFull(error, logger: logger)
             } else if underlying.contains(where: { ($0 as? SQLiteError)?.code == .busy }) {
                 logger.warning("Database busy: \(error)")
                 self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
@@ -103,6 +114,8 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
         case .serializationFailure:
             logger.warning("Database conflict: \(error)")
             self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
+        case .diskFull:
+            self = .storageFull(error, logger: logger)
         case .connectionLost, .tooManyConnections:
             logger.warning("Database unavailable: \(error)")
             self.init(
@@ -118,6 +131,16 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 message: "The server could not complete the request."
             )
         }
+    }
+
+    /// 507: the database's disk is full; reads go on, and writes work again once space is freed.
+    private static func storageFull(_ error: any Error, logger: Logger) -> APIError {
+        logger.error("Database storage full: \(error)")
+        return APIError(
+            status: HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"),
+            code: "storage_full",
+            message: "The database's storage is full; the change was not saved."
+        )
     }
 
     /// The JSON error body, naming the request (or the WebSocket connection) it answers.

@@ -2,7 +2,7 @@ package import Logging
 package import Scoped
 import ScopedHummingbird
 import ScopedSQLite
-package import ServiceLifecycle
+import ServiceLifecycle
 
 /// A periodic job that deletes old entries of the movie history, each run in a scope of its
 /// own.

@@ -45,79 +45,8 @@ public func handOff(
         try await scope.runClosingOnFailure(outcome: { error in
             if case ScopedError.timedOut = error { .cancelled } else { ScopeOutcome(endingWith: error) }
         }) {
-            try await withTimeout(timeout, operation)
+            try await AbandonableWork.run(operation, abandoningAfter: timeout) { ScopedError.timedOut(after: timeout) }
         }
         try await scope.close(.success)
-    }
-}
-
-/// Runs `operation` in a task of its own and returns when it ends, or cancels it and throws
-/// ``ScopedError/timedOut(after:)`` once it has run for `timeout`.
-///
-/// The deadline does not wait for the operation to notice its cancellation: work that ignores
-/// cancellation cannot hold its scope, or a shutdown, open past its timeout. Its later reads
-/// of the closed scope's services throw ``ScopedError/scopeEnded(entry:)``.
-private func withTimeout(
-    _ timeout: Duration,
-    _ operation: @escaping @Sendable () async throws -> Void
-) async throws {
-    let race = Race()
-    try await withCheckedThrowingContinuation { continuation in
-        race.start(continuation)
-        let work = Task {
-            do {
-                try await operation()
-                race.finish(.success(()))
-            } catch {
-                race.finish(.failure(error))
-            }
-        }
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            if race.finish(.failure(ScopedError.timedOut(after: timeout))) { work.cancel() }
-        }
-        race.onFinish { timer.cancel() }
-    }
-}
-
-/// The first of the work and its deadline to finish resumes the waiter; the other is ignored.
-private final class Race: Sendable {
-    private struct State {
-        var continuation: CheckedContinuation<Void, any Error>?
-        var finished = false
-        var onFinish: (@Sendable () -> Void)?
-    }
-
-    private let state = Mutex(State())
-
-    func start(_ continuation: CheckedContinuation<Void, any Error>) {
-        state.withLock { $0.continuation = continuation }
-    }
-
-    /// Runs `action` once the race has finished: now if it already has.
-    func onFinish(_ action: @escaping @Sendable () -> Void) {
-        let finished = state.withLock { state in
-            if !state.finished { state.onFinish = action }
-            return state.finished
-        }
-        if finished { action() }
-    }
-
-    /// Resumes the waiter with `result` if nothing finished before; returns whether it did.
-    @discardableResult
-    func finish(_ result: Result<Void, any Error>) -> Bool {
-        let won = state.withLock { state -> (CheckedContinuation<Void, any Error>?, (@Sendable () -> Void)?)? in
-            guard !state.finished else { return nil }
-            state.finished = true
-            defer {
-                state.continuation = nil
-                state.onFinish = nil
-            }
-            return (state.continuation, state.onFinish)
-        }
-        guard let (continuation, action) = won else { return false }
-        continuation?.resume(with: result)
-        action?()
-        return true
     }
 }

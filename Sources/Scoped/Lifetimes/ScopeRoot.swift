@@ -23,7 +23,7 @@ public final class ScopeRoot: Sendable {
     /// Created at start-up, outside any scope, the root starts from every entry's default. Created
     /// inside a test scope (the `.scoped` trait or `withTestScope`), it starts from that scope
     /// instead: the test's overrides, and its failure for live-only entries, reach every scope the
-    /// root opens, request scopes included. Use ``init(startingFrom:services:requirements:variants:onCloseError:instrumentation:configure:)``
+    /// root opens, request scopes included. Use ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:instrumentation:configure:)``
     /// to choose the starting values yourself.
     ///
     /// - Parameters:
@@ -35,6 +35,10 @@ public final class ScopeRoot: Sendable {
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
     ///     operation threw its own error, or because the scope had already ended; by default
     ///     they are printed to standard error.
+    ///   - closeTimeout: how long a service's close may run before it is abandoned and
+    ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
+    ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
+    ///     close, and costs a close no task of its own.
     ///   - instrumentation: where the spans and metrics of its scopes and services go; by
     ///     default the tracer and metrics factory bootstrapped when the root is created.
     ///   - configure: sets the root's values.
@@ -43,6 +47,7 @@ public final class ScopeRoot: Sendable {
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        closeTimeout: Duration? = nil,
         instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
@@ -52,6 +57,7 @@ public final class ScopeRoot: Sendable {
             requirements: requirements,
             variants: variants,
             onCloseError: onCloseError,
+            closeTimeout: closeTimeout,
             instrumentation: instrumentation,
             configure: configure
         )
@@ -59,13 +65,14 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root whose values are all defaults.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:instrumentation:configure:)`` for
+    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:instrumentation:configure:)`` for
     /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        closeTimeout: Duration? = nil,
         instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
         self.init(
@@ -73,6 +80,7 @@ public final class ScopeRoot: Sendable {
             requirements: requirements,
             variants: variants,
             onCloseError: onCloseError,
+            closeTimeout: closeTimeout,
             instrumentation: instrumentation
         ) { _ in }
     }
@@ -83,7 +91,7 @@ public final class ScopeRoot: Sendable {
     /// the values of a scope whose overrides the root must keep. The root keeps `base`'s
     /// test-scope checks: a live-only entry read in any of its scopes fails the test.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:instrumentation:configure:)`` for
+    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:instrumentation:configure:)`` for
     /// the other parameters.
     public convenience init(
         startingFrom base: ScopedValues,
@@ -91,6 +99,7 @@ public final class ScopeRoot: Sendable {
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
+        closeTimeout: Duration? = nil,
         instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
@@ -100,6 +109,7 @@ public final class ScopeRoot: Sendable {
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 variants: variants,
                 onCloseError: onCloseError ?? ScopeRegistry.printCloseError,
+                closeTimeout: closeTimeout,
                 observer: base.node.observer,
                 instrumentation: instrumentation
             ),
@@ -173,6 +183,32 @@ public final class ScopeRoot: Sendable {
         let failures = await context.close(.success)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
+        }
+    }
+
+    /// Shuts the root down as ``shutdown()`` does, but stops waiting after `timeout`.
+    ///
+    /// Scopes still open and closes still running then are abandoned (they go on in their own
+    /// tasks) and reported to the root's close-error handler, so that a handler or a close that
+    /// never returns cannot hold a process's exit.
+    ///
+    /// - Returns: `true` when everything closed in time; `false` when something was abandoned.
+    @discardableResult
+    public func shutdown(abandoningAfter timeout: Duration) async -> Bool {
+        do {
+            try await AbandonableWork.run({ await self.shutdown() }, abandoningAfter: timeout) {
+                ScopedError.timedOut(after: timeout)
+            }
+            return true
+        } catch {
+            let open = openScopeCount
+            context.registry.onCloseError(
+                ScopeCloseError(
+                    failures: [.init(entry: "shutdown (\(open) scopes still open)", error: error)],
+                    outcome: .cancelled
+                )
+            )
+            return false
         }
     }
 

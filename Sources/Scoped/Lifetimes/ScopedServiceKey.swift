@@ -43,6 +43,11 @@ public protocol ScopedServiceKey: Sendable {
     /// Services close in the reverse order of their construction; every close runs even when
     /// another throws.
     static func close(_ value: Value, outcome: ScopeOutcome) async throws
+
+    /// How long ``close(_:outcome:)`` may run before it is abandoned and reported as a
+    /// ``ScopeCloseTimeoutError``, so that a close that never returns cannot hold its scope or a
+    /// shutdown; `nil` (the default) uses the root's `closeTimeout`.
+    static var closeTimeout: Duration? { get }
 }
 
 extension ScopedServiceKey {
@@ -55,4 +60,7 @@ extension ScopedServiceKey {
 
     /// Does nothing: most services need no close.
     public static func close(_ value: Value, outcome: ScopeOutcome) async throws {}
+
+    /// `nil`: the root's close timeout applies.
+    public static var closeTimeout: Duration? { nil }
 }

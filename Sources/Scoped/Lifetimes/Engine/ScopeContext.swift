@@ -6,8 +6,15 @@ import Synchronization
 /// readers, and closes what it built, in reverse order, when it ends.
 @usableFromInline
 package final class ScopeContext: Sendable {
+    /// A reader waiting for another task's construction; its ID lets it stop waiting when it
+    /// is cancelled.
+    private struct Waiter {
+        let id: Int
+        let continuation: CheckedContinuation<AnyValueBox, any Error>
+    }
+
     private enum Slot {
-        case building(Construction, [CheckedContinuation<AnyValueBox, any Error>])
+        case building(Construction, [Waiter])
         /// Built: the value, its key for closing it, and when its construction finished
         /// relative to the scope's others, so that they close newest first.
         case built(AnyValueBox, key: any ScopedServiceKey.Type, order: Int)
@@ -24,6 +31,8 @@ package final class ScopeContext: Sendable {
         var entries = SmallList<Entry>()
         /// How many services this scope has built: the next one's `order`.
         var builtCount = 0
+        /// The last waiter ID handed out.
+        var lastWaiterID = 0
         var isClosed = false
         /// The node this scope's services are built with.
         ///
@@ -184,24 +193,49 @@ package final class ScopeContext: Sendable {
         let waiting = chain.constructions
         try ConstructionGraph.beginWait(waiting, for: builder)
         defer { ConstructionGraph.endWait(waiting, for: builder) }
+        let waiterID = state.withLock { state in
+            state.lastWaiterID += 1
+            return state.lastWaiterID
+        }
         do {
-            return try await withCheckedThrowingContinuation { continuation in
-                let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
-                    guard let index = state.index(of: id) else { return .failure(Retry()) }
-                    switch state.entries[index].slot {
-                    case .built(let box, _, _):
-                        return .success(box)
-                    case .building(let builder, var waiters):
-                        waiters.append(continuation)
-                        state.entries[index].slot = .building(builder, waiters)
-                        return nil
+            // A cancelled reader stops waiting; the construction goes on for the others.
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    let ready: Result<AnyValueBox, any Error>? = state.withLock { state in
+                        guard let index = state.index(of: id) else { return .failure(Retry()) }
+                        switch state.entries[index].slot {
+                        case .built(let box, _, _):
+                            return .success(box)
+                        case .building(let builder, var waiters):
+                            // Checked under the lock the cancellation handler takes.
+                            if Task.isCancelled { return .failure(CancellationError()) }
+                            waiters.append(Waiter(id: waiterID, continuation: continuation))
+                            state.entries[index].slot = .building(builder, waiters)
+                            return nil
+                        }
                     }
+                    if let ready { continuation.resume(with: ready) }
                 }
-                if let ready { continuation.resume(with: ready) }
+            } onCancel: {
+                stopWaiting(waiterID, for: id)
             }
         } catch is Retry {
             return nil
         }
+    }
+
+    /// Takes the waiter `waiterID` off the construction of service `id` and fails it with
+    /// `CancellationError`, unless the construction already handed it its result.
+    private func stopWaiting(_ waiterID: Int, for id: ObjectIdentifier) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.index(of: id), case .building(let builder, var waiters) = state.entries[index].slot,
+                let position = waiters.firstIndex(where: { $0.id == waiterID })
+            else { return nil }
+            let waiter = waiters.remove(at: position)
+            state.entries[index].slot = .building(builder, waiters)
+            return waiter
+        }
+        waiter?.continuation.resume(throwing: CancellationError())
     }
 
     /// Builds the service `link` names with `make`, `node` current (`nil`: it is already) and
@@ -250,13 +284,13 @@ package final class ScopeContext: Sendable {
     /// Forgets the failed construction of the service `link` names and fails its waiters.
     private func abandonBuild(of link: ConstructionChain.Link, failingWith error: any Error) {
         let id = ObjectIdentifier(link.key)
-        let waiters = state.withLock { state -> [CheckedContinuation<AnyValueBox, any Error>] in
+        let waiters = state.withLock { state -> [Waiter] in
             guard let index = state.index(of: id) else { return [] }
             defer { state.entries.remove(at: index) }
             if case .building(_, let waiters) = state.entries[index].slot { return waiters }
             return []
         }
-        for waiter in waiters { waiter.resume(throwing: error) }
+        for waiter in waiters { waiter.continuation.resume(throwing: error) }
     }
 
     /// Stores the service built for `link` and hands it to its waiters and watchers.
@@ -266,14 +300,14 @@ package final class ScopeContext: Sendable {
     private func store(_ box: AnyValueBox, builtFor link: ConstructionChain.Link) -> Bool {
         let id = ObjectIdentifier(link.key)
         typealias Handed = (
-            waiters: [CheckedContinuation<AnyValueBox, any Error>]?, watchers: [@Sendable (any Sendable) -> Void]?,
+            waiters: [Waiter]?, watchers: [@Sendable (any Sendable) -> Void]?,
             stored: Bool
         )
         // Only what there is to hand over leaves the lock: most services have no waiter and
         // no watcher, and an empty array is still a reference to copy.
         let (waiters, watchers, stored) = state.withLock { state -> Handed in
             guard let index = state.index(of: id) else { return (nil, nil, false) }
-            var waiters: [CheckedContinuation<AnyValueBox, any Error>]?
+            var waiters: [Waiter]?
             if case .building(_, let building) = state.entries[index].slot, !building.isEmpty { waiters = building }
             if state.isClosed {
                 state.entries.remove(at: index)
@@ -285,14 +319,14 @@ package final class ScopeContext: Sendable {
         }
         guard stored else {
             let error = ScopedError.scopeEnded(entry: link.key.name)
-            for waiter in waiters ?? [] { waiter.resume(throwing: error) }
+            for waiter in waiters ?? [] { waiter.continuation.resume(throwing: error) }
             return false
         }
         if let watchers {
             let value = link.key.value(erased: box)
             for watcher in watchers { watcher(value) }
         }
-        for waiter in waiters ?? [] { waiter.resume(returning: box) }
+        for waiter in waiters ?? [] { waiter.continuation.resume(returning: box) }
         return true
     }
 
@@ -393,20 +427,41 @@ package final class ScopeContext: Sendable {
         while let (key, box, order) = Self.newest(in: entries, before: previous) {
             previous = order
             do {
-                #if Instrumentation
-                if let instruments = registry.instruments {
-                    try await instruments.close(key, outcome: outcome) {
-                        try await key.close(erased: box, outcome: outcome)
-                    }
-                    continue
+                if let timeout = key.closeTimeout ?? registry.closeTimeout {
+                    let registry = registry
+                    let entry = key.name
+                    // Bounded: a close that does not return is abandoned, and the scope ends.
+                    try await AbandonableWork.run(
+                        { try await Self.close(key, box, outcome: outcome, registry: registry) },
+                        abandoningAfter: timeout
+                    ) { ScopeCloseTimeoutError(entry: entry, timeout: timeout) }
+                } else {
+                    try await Self.close(key, box, outcome: outcome, registry: registry)
                 }
-                #endif
-                try await key.close(erased: box, outcome: outcome)
             } catch {
                 failures.append(ScopeCloseError.Failure(entry: key.name, error: error))
             }
         }
         return failures
+    }
+
+    /// Closes one service, with its span and metrics when instruments are installed.
+    @inline(__always)
+    nonisolated(nonsending) private static func close(
+        _ key: any ScopedServiceKey.Type,
+        _ box: AnyValueBox,
+        outcome: ScopeOutcome,
+        registry: ScopeRegistry
+    ) async throws {
+        #if Instrumentation
+        if let instruments = registry.instruments {
+            try await instruments.close(key, outcome: outcome) {
+                try await key.close(erased: box, outcome: outcome)
+            }
+            return
+        }
+        #endif
+        try await key.close(erased: box, outcome: outcome)
     }
 
     /// Ends a scope opened on a root: closes its services with `outcome` and counts it closed.

@@ -33,6 +33,9 @@ package final class ScopeRegistry: Sendable {
     package let requirements: [Requirement]
     package let variants: ScopedVariants
     package let onCloseError: @Sendable (ScopeCloseError) -> Void
+    /// How long a service's close may run before it is abandoned, for keys that do not say;
+    /// `nil` waits for every close.
+    package let closeTimeout: Duration?
     /// Set on a test root: told when a test reads a live-only entry it did not override.
     package let observer: DefaultReadObserver?
     /// Which service read which while it was built.
@@ -48,6 +51,7 @@ package final class ScopeRegistry: Sendable {
         requirements: [Requirement] = [],
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError,
+        closeTimeout: Duration? = nil,
         observer: DefaultReadObserver? = nil,
         instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
@@ -55,6 +59,7 @@ package final class ScopeRegistry: Sendable {
         self.requirements = requirements
         self.variants = variants
         self.onCloseError = onCloseError
+        self.closeTimeout = closeTimeout
         self.observer = observer
         #if Instrumentation
         self.instruments = instrumentation.makeInstruments()

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A set of resources handed out one task at a time: the database targets' connection pools,
-/// and the one turn that serializes a session's statements.
+/// and the one turn that serializes a session's statements (``SessionGate``).
 ///
 /// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
 package final class AsyncPool<Resource: Sendable>: Sendable {
@@ -30,6 +30,51 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
         state = Mutex(State(available: resources))
         size = resources.count
         self.closedError = closedError
+    }
+
+    /// Takes a free resource, suspending until one is returned if none is free, for at most
+    /// `timeout`.
+    ///
+    /// - Throws: `timedOut()` when no resource came back within `timeout`; `CancellationError`
+    ///   if the task is cancelled while waiting; the pool's closed error once it is closed.
+    package func acquire(
+        waitingAtMost timeout: Duration,
+        timedOut: @Sendable () -> any Error
+    ) async throws -> Resource {
+        if let free = try takeFree() { return free }
+        return try await withThrowingTaskGroup(of: Resource?.self) { group in
+            group.addTask { try await self.acquire() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            // Every child is awaited, so a resource acquired as the timer fired is never lost.
+            var acquired: Resource?
+            var expired = false
+            var failure: (any Error)?
+            while let result = await group.nextResult() {
+                group.cancelAll()
+                switch result {
+                case .success(let resource?): acquired = resource
+                case .success(nil): expired = true
+                case .failure(let error) where failure == nil || failure is CancellationError: failure = error
+                case .failure: break
+                }
+            }
+            if let acquired { return acquired }
+            if expired { throw timedOut() }
+            throw failure ?? CancellationError()
+        }
+    }
+
+    /// A free resource taken without waiting, or `nil` when none is free.
+    private func takeFree() throws -> Resource? {
+        try state.withLock { state in
+            if state.isClosed { throw closedError() }
+            guard let resource = state.available.popLast() else { return nil }
+            state.leased += 1
+            return resource
+        }
     }
 
     /// Takes a free resource, suspending until one is returned if none is free.

@@ -1,0 +1,107 @@
+import Synchronization
+
+/// Work run in a task of its own so that its caller can stop waiting for it: work handed off
+/// past a response, and a service's close bounded by a timeout.
+enum AbandonableWork {
+    /// Runs `operation` in a task of its own and returns when it ends; or, once it has run for
+    /// `timeout`, cancels it and throws `timeoutError()` without waiting for it to notice.
+    ///
+    /// Work that ignores cancellation cannot hold its caller (a scope, a shutdown) past its
+    /// timeout. Cancelling the calling task cancels the operation. The operation's task
+    /// inherits the caller's task-locals, so it runs in the caller's scope.
+    ///
+    /// - Throws: what `operation` throws when it ends first; `timeoutError()` when the
+    ///   timeout passes first.
+    static func run(
+        _ operation: @escaping @Sendable () async throws -> Void,
+        abandoningAfter timeout: Duration,
+        timeoutError: @escaping @Sendable () -> any Error
+    ) async throws {
+        let race = Race()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                race.start(continuation)
+                let work = Task {
+                    do {
+                        try await operation()
+                        race.finish(.success(()))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
+                }
+                race.setWork(work)
+                let timer = Task {
+                    try await Task.sleep(for: timeout)
+                    if race.finish(.failure(timeoutError())) { work.cancel() }
+                }
+                race.onFinish { timer.cancel() }
+            }
+        } onCancel: {
+            race.cancelWork()
+        }
+    }
+}
+
+/// The first of the work and its deadline to finish resumes the waiter; the other is ignored.
+private final class Race: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Void, any Error>?
+        var finished = false
+        var onFinish: (@Sendable () -> Void)?
+        var work: Task<Void, Never>?
+        var isCancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<Void, any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    /// Keeps the work's task, so that cancelling the caller reaches it; cancels it at once if
+    /// the caller was cancelled before it existed.
+    func setWork(_ work: Task<Void, Never>) {
+        let cancelled = state.withLock { state in
+            state.work = work
+            return state.isCancelled
+        }
+        if cancelled { work.cancel() }
+    }
+
+    /// Cancels the work: the caller was cancelled.
+    func cancelWork() {
+        let work = state.withLock { state in
+            state.isCancelled = true
+            return state.work
+        }
+        work?.cancel()
+    }
+
+    /// Runs `action` once the race has finished: now if it already has.
+    func onFinish(_ action: @escaping @Sendable () -> Void) {
+        let finished = state.withLock { state in
+            if !state.finished { state.onFinish = action }
+            return state.finished
+        }
+        if finished { action() }
+    }
+
+    /// Resumes the waiter with `result` if nothing finished before; returns whether it did.
+    @discardableResult
+    func finish(_ result: Result<Void, any Error>) -> Bool {
+        let won = state.withLock { state -> (CheckedContinuation<Void, any Error>?, (@Sendable () -> Void)?)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            defer {
+                state.continuation = nil
+                state.onFinish = nil
+                state.work = nil
+            }
+            return (state.continuation, state.onFinish)
+        }
+        guard let (continuation, action) = won else { return false }
+        continuation?.resume(with: result)
+        action?()
+        return true
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Scoped
+import ScopedDatabase
+import ScopedPostgres
+import ScopedServiceLifecycle
+import ScopedTestSupport
+import Testing
+
+/// What a session does when the code using it, or the server under it, misbehaves.
+@Suite(postgresAvailable)
+struct PostgresSessionFaultTests {
+    /// A root on the fixture's database with short deadlines.
+    private func withRoot<R: Sendable>(
+        _ fixture: PostgresFixture,
+        maximumConnections: Int = 4,
+        leaseTimeout: Duration = .seconds(5),
+        statementTimeout: Duration = .milliseconds(500),
+        _ body: (ScopeRoot) async throws -> R
+    ) async throws -> R {
+        var configuration = try PostgresConfiguration(
+            url: fixture.url,
+            maximumConnections: maximumConnections,
+            migrations: itemMigrations
+        )
+        configuration.leaseTimeout = leaseTimeout
+        configuration.statementTimeout = statementTimeout
+        let root = ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
+            $0.postgresConfiguration = configuration
+        }
+        return try await root.withRunningServices(logger: Logger(label: "test")) {
+            try #require(await root.validate().isEmpty)
+            return try await body(root)
+        }
+    }
+
+    @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
+        let fixture = try PostgresFixture()
+        try await withRoot(fixture) { root in
+            let kept = try await root.withScope {
+                let session = try await ScopedValues.current.postgresSession
+                try await session.execute("INSERT INTO items (name) VALUES (\("kept"))")
+                return session
+            }
+            await #expect(throws: ScopedError.scopeEnded(entry: "postgresSession")) {
+                try await kept.execute("INSERT INTO items (name) VALUES (\("late"))")
+            }
+            let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
+            #expect(database.statistics().leased == 0)
+        }
+        #expect(try fixture.itemCount() == 1)
+    }
+
+    @Test func aFrozenServerFailsTheStatementAtItsDeadlineAndTheConnectionIsDiscarded() async throws {
+        let fixture = try PostgresFixture()
+        try await withRoot(fixture, statementTimeout: .milliseconds(500)) { root in
+            let frozen = Recorder<Int32>()
+            let started = ContinuousClock.now
+            let error = await #expect(throws: DatabaseTimeoutError.self) {
+                try await root.withScope {
+                    let session = try await ScopedValues.current.postgresSession
+                    let pid = try await session.query("SELECT pg_backend_pid()")[0].decode(Int32.self)
+                    // The server process behind this connection stops answering, as a frozen
+                    // server or a partition looks from here.
+                    kill(pid, SIGSTOP)
+                    frozen.record(pid)
+                    try await session.execute("INSERT INTO items (name) VALUES (\("lost"))")
+                }
+            }
+            for pid in frozen.all { kill(pid, SIGCONT) }
+            #expect(error?.operation == .statement)
+            #expect(ContinuousClock.now - started < .seconds(5))
+            // Nothing is left leased, and the next request is served on another connection.
+            let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
+            #expect(database.statistics().leased == 0)
+            try await root.withScope {
+                try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\("next"))")
+            }
+        }
+        #expect(try fixture.itemCount() == 1)
+    }
+
+    @Test func aSessionWaitsForAConnectionOnlyUntilItsLeaseTimeout() async throws {
+        let fixture = try PostgresFixture()
+        try await withRoot(fixture, maximumConnections: 1, leaseTimeout: .milliseconds(300)) { root in
+            let holding = AsyncStream.makeStream(of: Void.self)
+            let release = Signal()
+            let holder = Task {
+                try await root.withScope {
+                    try await ScopedValues.current.postgresSession.execute("SELECT 1")
+                    holding.continuation.yield()
+                    await release.wait()
+                }
+            }
+            for await _ in holding.stream { break }
+            let error = await #expect(throws: DatabaseTimeoutError.self) {
+                try await root.withScope { try await ScopedValues.current.postgresSession.execute("SELECT 1") }
+            }
+            #expect(error?.operation == .lease)
+            release.fire()
+            try await holder.value
+            // The connection the late lease would have taken went back: the pool serves again.
+            try await root.withScope { try await ScopedValues.current.postgresSession.execute("SELECT 1") }
+        }
+    }
+}

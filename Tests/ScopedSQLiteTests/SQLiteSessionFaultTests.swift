@@ -1,0 +1,161 @@
+import Foundation
+import Scoped
+import ScopedDatabase
+import ScopedSQLite
+import ScopedTestSupport
+import Testing
+
+/// A query that keeps SQLite busy for seconds, on any machine: it counts to 300 million.
+private let slowQuery: SQL = """
+    WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000000)
+    SELECT count(*) FROM n
+    """
+
+private func openDatabase(
+    _ folder: TemporaryFolder,
+    readers: Int = 2,
+    leaseTimeout: Duration = .seconds(5),
+    statementTimeout: Duration = .seconds(10)
+) throws -> SQLiteDatabase {
+    try SQLiteDatabase(
+        SQLiteConfiguration(
+            path: folder.path("catalog.sqlite"),
+            readers: readers,
+            migrations: movieSchema,
+            leaseTimeout: leaseTimeout,
+            statementTimeout: statementTimeout
+        )
+    )
+}
+
+/// What a session does when the code using it, or the disk under it, misbehaves.
+struct SQLiteSessionFaultTests {
+    @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let database = try openDatabase(folder)
+        let session = SQLiteSession(database: database, mode: .deferred)
+        try await session.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
+        try await session.finish(.success)
+        // As an unstructured task that kept the session past its request would use it.
+        await #expect(throws: ScopedError.scopeEnded(entry: "sqliteSession")) {
+            try await session.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
+        }
+        #expect(!session.isActive)
+        #expect(database.statistics().leased == 0)
+        // The writer is free: another session writes, and the database closes.
+        let next = SQLiteSession(database: database)
+        try await next.execute("INSERT INTO movies (title, year) VALUES (\("Alien"), \(1979))")
+        try await next.finish(.success)
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 2)
+        await database.close()
+    }
+
+    @Test func finishWaitsForTheStatementInFlight() async throws {
+        let folder = try TemporaryFolder()
+        let database = try openDatabase(folder, statementTimeout: .milliseconds(300))
+        let session = SQLiteSession(database: database, mode: .immediate)
+        let order = Recorder<String>()
+        let statement = Task {
+            _ = try? await session.scalar(slowQuery, as: Int.self)
+            order.record("statement ended")
+        }
+        #expect(await eventually { session.isActive })
+        // The statement ran out of time: nothing was committed, and finishing says so.
+        await #expect(throws: DatabaseTimeoutError.self) { try await session.finish(.success) }
+        order.record("finished")
+        await statement.value
+        #expect(order.all == ["statement ended", "finished"])
+        #expect(database.statistics().leased == 0)
+        await database.close()
+    }
+
+    @Test func aStatementPastItsDeadlineIsInterruptedAndItsConnectionReplaced() async throws {
+        let folder = try TemporaryFolder()
+        // Long enough for a point read on a machine busy with other tests, far shorter than the
+        // slow query.
+        let database = try openDatabase(folder, readers: 1, statementTimeout: .seconds(2))
+        let session = SQLiteSession(database: database)
+        let error = await #expect(throws: DatabaseTimeoutError.self) {
+            try await session.scalar(slowQuery, as: Int.self)
+        }
+        #expect(error?.operation == .statement)
+        #expect(error?.entry == "sqliteSession")
+        try? await session.finish(.failure(error!))
+        #expect(database.statistics().connections == 2)
+        #expect(database.statistics().leased == 0)
+        // The one reader was replaced, not lost: the next session reads.
+        let next = SQLiteSession(database: database)
+        #expect(try await next.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
+        try await next.finish(.success)
+        await database.close()
+    }
+
+    @Test func aSessionWaitsForAConnectionOnlyUntilItsLeaseTimeout() async throws {
+        let folder = try TemporaryFolder()
+        let database = try openDatabase(folder, readers: 1, leaseTimeout: .milliseconds(200))
+        let holder = SQLiteSession(database: database)
+        _ = try await holder.scalar("SELECT count(*) FROM movies", as: Int.self)
+        let waiter = SQLiteSession(database: database)
+        let error = await #expect(throws: DatabaseTimeoutError.self) {
+            try await waiter.scalar("SELECT count(*) FROM movies", as: Int.self)
+        }
+        #expect(error?.operation == .lease)
+        try await holder.finish(.success)
+        try await waiter.finish(.cancelled)
+        #expect(database.statistics().leased == 0)
+        await database.close()
+    }
+
+    @Test func statementsHoldNoThreadOfTheCooperativePool() async throws {
+        let folder = try TemporaryFolder()
+        let database = try openDatabase(folder, readers: 4, statementTimeout: .seconds(30))
+        let sessions = (0..<4).map { _ in SQLiteSession(database: database) }
+        let order = Recorder<String>()
+        // More slow statements than this machine has cooperative threads.
+        let statements = sessions.map { session in
+            Task {
+                _ = try? await session.scalar(slowQuery, as: Int.self)
+                order.record("statement")
+            }
+        }
+        #expect(await eventually { sessions.allSatisfy(\.isActive) })
+        // Work that needs a cooperative thread runs while every statement still runs.
+        await Task.detached { order.record("cooperative work") }.value
+        #expect(order.all == ["cooperative work"])
+        for statement in statements { statement.cancel() }
+        for session in sessions { try? await session.finish(.cancelled) }
+        for statement in statements { await statement.value }
+        await database.close()
+    }
+
+    @Test func aFullDiskIsItsOwnErrorAndNothingAcknowledgedIsLost() async throws {
+        let folder = try TemporaryFolder()
+        let database = try openDatabase(folder)
+        let setUp = SQLiteSession(database: database, mode: .immediate)
+        // The writer may not grow the file past its current pages: a full disk, as SQLite sees it.
+        let pages = try await setUp.scalar("PRAGMA page_count", as: Int.self) ?? 0
+        _ = try await setUp.scalar(SQL(stringLiteral: "PRAGMA max_page_count = \(pages + 2)"), as: Int.self)
+        try await setUp.finish(.success)
+        var acknowledged = 0
+        var failure: SQLiteError?
+        for index in 0..<10_000 where failure == nil {
+            let session = SQLiteSession(database: database, mode: .immediate)
+            do {
+                try await session.execute(
+                    "INSERT INTO movies (title, year) VALUES (\(String(repeating: "x", count: 500) + "\(index)"), \(2000))"
+                )
+                try await session.finish(.success)
+                acknowledged += 1
+            } catch let error as SQLiteError {
+                failure = error
+                try? await session.finish(.failure(error))
+            }
+        }
+        #expect(failure?.code == .full)
+        #expect(acknowledged > 0)
+        let stored = try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) }
+        #expect(stored == acknowledged)
+        #expect(database.statistics().leased == 0)
+        await database.close()
+    }
+}

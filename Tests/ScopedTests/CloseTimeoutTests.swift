@@ -1,0 +1,96 @@
+import Scoped
+import ScopedTestSupport
+import Testing
+
+/// A close that never returns, as a driver blocked on a dead peer's socket would.
+private let neverReturns = Signal()
+
+/// A scope service whose close hangs, with a close timeout of its own.
+private enum HangingSessionKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static let closeTimeout: Duration? = .milliseconds(100)
+    static func makeValue() async throws -> Int { 1 }
+    static func close(_ value: Int, outcome: ScopeOutcome) async throws { await neverReturns.wait() }
+}
+
+/// An app service whose close hangs, bounded by the root's default.
+private enum HangingClientKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Int { 2 }
+    static func close(_ value: Int, outcome: ScopeOutcome) async throws { await neverReturns.wait() }
+}
+
+/// A scope service that closes normally, after the hanging one.
+private enum RecordedKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Recorder<String> { ScopedValues.current.closed! }
+    static func close(_ value: Recorder<String>, outcome: ScopeOutcome) async throws { value.record(name) }
+}
+
+extension ScopedValues {
+    @Entry fileprivate var closed: Recorder<String>? = nil
+}
+
+struct CloseTimeoutTests {
+    @Test func aCloseThatHangsIsAbandonedAfterItsKeysTimeoutAndTheScopeEnds() async throws {
+        let closed = Recorder<String>()
+        let failures = Recorder<String>()
+        let root = ScopeRoot(onCloseError: { failures.record("\($0)") }) { $0.closed = closed }
+        let error = await #expect(throws: ScopeCloseError.self) {
+            try await root.withScope {
+                _ = try await ScopedValues.current[RecordedKey.self]
+                _ = try await ScopedValues.current[HangingSessionKey.self]
+            }
+        }
+        let timeout = try #require(error?.failures.first?.error as? ScopeCloseTimeoutError)
+        #expect(timeout == ScopeCloseTimeoutError(entry: HangingSessionKey.name, timeout: .milliseconds(100)))
+        // The other services still closed, and the scope is no longer open.
+        #expect(closed.all == [RecordedKey.name])
+        #expect(root.openScopeCount == 0)
+        await root.shutdown()
+    }
+
+    @Test func aFailedScopesHangingCloseIsReportedToOnCloseErrorByName() async throws {
+        struct HandlerFailure: Error {}
+        let failures = Recorder<String>()
+        let root = ScopeRoot(onCloseError: { failures.record("\($0)") })
+        await #expect(throws: HandlerFailure.self) {
+            try await root.withScope {
+                _ = try await ScopedValues.current[HangingSessionKey.self]
+                throw HandlerFailure()
+            }
+        }
+        #expect(failures.all.count == 1)
+        #expect(failures.all.first?.contains("the close of \(HangingSessionKey.name) did not return") == true)
+        await root.shutdown()
+    }
+
+    @Test func shutdownEndsWithinTheRootsCloseTimeoutWhenAnAppServicesCloseHangs() async throws {
+        let failures = Recorder<String>()
+        let root = ScopeRoot(onCloseError: { failures.record("\($0)") }, closeTimeout: .milliseconds(100)) { _ in }
+        _ = try await root.withScope { try await ScopedValues.current[HangingClientKey.self] }
+        await root.shutdown()
+        #expect(failures.all.count == 1)
+        #expect(failures.all.first?.contains(HangingClientKey.name) == true)
+    }
+}
+
+struct BoundedShutdownTests {
+    @Test func shutdownStopsWaitingForAScopeThatNeverClosesAndReportsIt() async throws {
+        let failures = Recorder<String>()
+        let root = ScopeRoot(onCloseError: { failures.record("\($0)") })
+        // A scope a handler opened and never closed.
+        let forgotten = root.openScope()
+        let ended = await root.shutdown(abandoningAfter: .milliseconds(100))
+        #expect(!ended)
+        #expect(failures.all.count == 1)
+        #expect(failures.all.first?.contains("1 scopes still open") == true)
+        try await forgotten.close(.cancelled)
+    }
+
+    @Test func shutdownThatEndsInTimeSaysSo() async throws {
+        let root = ScopeRoot()
+        try await root.withScope {}
+        #expect(await root.shutdown(abandoningAfter: .seconds(5)))
+    }
+}
