@@ -12,8 +12,8 @@ extension Application {
     /// ```
     ///
     /// It adds the service to the application's services and makes the server wait for
-    /// ``ScopedServiceLifecycle/ScopeRootService/ready()`` before it binds; a root that fails
-    /// validation stops the application with a ``Scoped/ScopeValidationError`` and the port is
+    /// `ScopeRootService.ready()` before it binds; a root that fails
+    /// validation stops the application with a `ScopeValidationError` and the port is
     /// never bound. Add other services that use the root after it, so that they stop before it.
     public mutating func addScopeRoot(_ service: ScopeRootService) {
         addServices(service)

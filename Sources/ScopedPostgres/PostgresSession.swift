@@ -26,7 +26,7 @@ import Synchronization
 /// ``PostgresConfiguration/statementTimeout``, fails with `DatabaseTimeoutError`, and a
 /// connection that ran out of time is closed, never returned in an unknown state. Once its scope
 /// has ended, the session refuses every statement with
-/// ``Scoped/ScopedError/scopeEnded(entry:)``.
+/// `ScopedError.scopeEnded(entry:)`.
 public final class PostgresSession: Sendable {
     /// The leased connection and how to give it back.
     private struct Lease: Sendable {

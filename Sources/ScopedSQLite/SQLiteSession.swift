@@ -15,7 +15,7 @@ import Synchronization
 ///
 /// Statements of one session run one at a time, even from concurrent child tasks, on SQLite's
 /// own threads, each for at most ``SQLiteConfiguration/statementTimeout``. Once its scope has
-/// ended, the session refuses every statement with ``Scoped/ScopedError/scopeEnded(entry:)`` and
+/// ended, the session refuses every statement with `ScopedError.scopeEnded(entry:)` and
 /// leases nothing: a session kept past its scope by an unstructured task fails loudly instead of
 /// holding a connection that nothing returns.
 public final class SQLiteSession: Sendable {

@@ -40,7 +40,7 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     ///   - logger: where app services that stop with an error are reported. Validation
     ///     problems are thrown, not logged: the service group passes them on to the caller.
     ///   - validationScope: what a request scope sets when it opens, for
-    ///     ``Scoped/ScopeRoot/validate(scope:)``.
+    ///     `ScopeRoot.validate(scope:)`.
     ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes
     ///     before it abandons them (logged); `nil` waits for all of them.
     public init(
@@ -61,7 +61,7 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     /// Validates the root, then keeps it and its running app services up until the graceful
     /// shutdown, and shuts it down.
     ///
-    /// - Throws: ``Scoped/ScopeValidationError`` when validation finds problems, after the root
+    /// - Throws: `ScopeValidationError` when validation finds problems, after the root
     ///   has shut down; the service group then stops the application.
     public func run() async throws {
         let (first, _) = started.compareExchange(expected: false, desired: true, ordering: .relaxed)
@@ -95,7 +95,7 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
 
     /// Returns once ``run()`` has validated the root; the server waits for it before it binds.
     ///
-    /// - Throws: the ``Scoped/ScopeValidationError`` that stopped `run()`, or
+    /// - Throws: the `ScopeValidationError` that stopped `run()`, or
     ///   `CancellationError` when the waiting task is cancelled first.
     public func ready() async throws {
         try await readiness.wait()
