@@ -1,40 +1,39 @@
-import Synchronization
+import Foundation
 
 /// Ends database work that runs past its deadline.
 ///
 /// A statement registers its deadline and how to end it (interrupt it, close its connection);
-/// one task per process wakes every ``tick`` while any deadline is registered and ends what
-/// expired. It costs a statement two short locked steps instead of a timer task each, and it
-/// does not depend on the statement's thread: a SQLite statement blocked in the disk is
-/// interrupted from the cooperative pool.
-package final class DeadlineWatchdog: Sendable {
+/// one thread of its own, asleep while nothing is registered, wakes every ``tick`` and ends what
+/// expired. A thread rather than a task: a deadline must fire even when every thread of Swift's
+/// cooperative pool is blocked in a statement, which is when it matters most.
+package final class DeadlineWatchdog: @unchecked Sendable {
+    // `@unchecked Sendable`: `entries` and `nextID` are touched only with `condition` locked.
     private struct Entry {
         let deadline: ContinuousClock.Instant
         let expire: @Sendable () -> Void
     }
 
-    private struct State {
-        var entries: [UInt64: Entry] = [:]
-        var nextID: UInt64 = 0
-        var isWatching = false
-    }
-
     /// The process's watchdog.
     package static let shared = DeadlineWatchdog(tick: .milliseconds(20))
 
-    /// How often the watching task looks for expired deadlines: a deadline is enforced at most
-    /// this late.
+    /// How often the thread looks for expired deadlines while any is registered: a deadline is
+    /// enforced at most this late.
     package let tick: Duration
-    private let state = Mutex(State())
+    private let condition = NSCondition()
+    private var entries: [UInt64: Entry] = [:]
+    private var nextID: UInt64 = 0
 
     package init(tick: Duration) {
         self.tick = tick
+        let thread = Thread { [unowned self] in self.watch() }
+        thread.name = "Scoped deadlines"
+        thread.start()
     }
 
     /// Runs `body`, calling `expire` if it is still running after `timeout`.
     ///
     /// `expire` must make `body` return soon (interrupt the statement, close the connection);
-    /// it runs on another task, at most once.
+    /// it runs on the watchdog's thread, at most once.
     ///
     /// - Throws: ``DatabaseTimeoutError`` for `operation` on `entry` when `body` threw after
     ///   its deadline expired; otherwise what `body` throws.
@@ -59,36 +58,35 @@ package final class DeadlineWatchdog: Sendable {
     }
 
     private func register(_ entry: Entry) -> UInt64 {
-        let (id, startWatching) = state.withLock { state in
-            state.nextID += 1
-            state.entries[state.nextID] = entry
-            defer { state.isWatching = true }
-            return (state.nextID, !state.isWatching)
-        }
-        if startWatching {
-            // Ends itself once no deadline is registered.
-            Task.detached { await self.watch() }
-        }
-        return id
+        condition.lock()
+        defer { condition.unlock() }
+        nextID += 1
+        entries[nextID] = entry
+        condition.signal()
+        return nextID
     }
 
     /// Removes a deadline; `false` when it had expired already.
     private func unregister(_ id: UInt64) -> Bool {
-        state.withLock { $0.entries.removeValue(forKey: id) != nil }
+        condition.lock()
+        defer { condition.unlock() }
+        return entries.removeValue(forKey: id) != nil
     }
 
-    private func watch() async {
+    /// The thread's loop, for the life of the process.
+    private func watch() {
+        let seconds = Double(tick.components.seconds) + Double(tick.components.attoseconds) / 1e18
         while true {
-            try? await Task.sleep(for: tick)
+            condition.lock()
+            while entries.isEmpty { condition.wait() }
+            condition.unlock()
+            Thread.sleep(forTimeInterval: seconds)
             let now = ContinuousClock.now
-            let (expired, keepWatching) = state.withLock { state in
-                let expired = state.entries.filter { $0.value.deadline <= now }
-                for id in expired.keys { state.entries[id] = nil }
-                state.isWatching = !state.entries.isEmpty
-                return (Array(expired.values), state.isWatching)
-            }
-            for entry in expired { entry.expire() }
-            guard keepWatching else { return }
+            condition.lock()
+            let expired = entries.filter { $0.value.deadline <= now }
+            for id in expired.keys { entries[id] = nil }
+            condition.unlock()
+            for entry in expired.values { entry.expire() }
         }
     }
 }

@@ -14,9 +14,11 @@ final class SQLiteConnection: @unchecked Sendable {
     private var statements: [String: OpaquePointer] = [:]
     /// The file the connection is open on.
     let path: String
+    /// Whether this is the database's writer, whose statements wait for the disk.
+    let isWriter: Bool
 
     /// Opens `path` with the given `sqlite3_open_v2` flags.
-    init(path: String, flags: Int32) throws {
+    init(path: String, flags: Int32, isWriter: Bool) throws {
         var handle: OpaquePointer?
         let result = sqlite3_open_v2(path, &handle, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard result == SQLITE_OK, let handle else {
@@ -27,6 +29,7 @@ final class SQLiteConnection: @unchecked Sendable {
         sqlite3_extended_result_codes(handle, 1)
         self.handle = handle
         self.path = path
+        self.isWriter = isWriter
     }
 
     deinit {

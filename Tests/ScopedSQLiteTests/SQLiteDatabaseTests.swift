@@ -190,7 +190,7 @@ struct SQLiteDatabaseTests {
     private func holdWriteLock(on path: String, events: Recorder<String>) async throws -> (
         release: @Sendable () -> Void, done: Task<Void, Never>
     ) {
-        let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE)
+        let connection = try SQLiteConnection(path: path, flags: SQLITE_OPEN_READWRITE, isWriter: true)
         let state = Mutex((holding: false, released: false, finished: false))
         let thread = Thread {
             try? connection.executeScript("BEGIN IMMEDIATE")

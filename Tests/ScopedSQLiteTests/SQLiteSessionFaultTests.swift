@@ -11,6 +11,13 @@ private let slowQuery: SQL = """
     SELECT count(*) FROM n
     """
 
+/// A write that keeps the writer busy as long.
+private let slowInsert: SQL = """
+    INSERT INTO movies (title, year)
+    WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000000)
+    SELECT 'slow', count(*) FROM n
+    """
+
 private func openDatabase(
     _ folder: TemporaryFolder,
     readers: Int = 2,
@@ -106,25 +113,34 @@ struct SQLiteSessionFaultTests {
         await database.close()
     }
 
-    @Test func statementsHoldNoThreadOfTheCooperativePool() async throws {
+    @Test func writesHoldNoThreadOfTheCooperativePool() async throws {
         let folder = try TemporaryFolder()
-        let database = try openDatabase(folder, readers: 4, statementTimeout: .seconds(30))
-        let sessions = (0..<4).map { _ in SQLiteSession(database: database) }
+        let database = try openDatabase(folder, readers: 1, statementTimeout: .seconds(30))
+        // One slow write on the writer and one slow read on the reader: as many blocking
+        // statements as this machine has cooperative threads.
+        let writer = SQLiteSession(database: database, mode: .immediate)
+        let reader = SQLiteSession(database: database)
         let order = Recorder<String>()
-        // More slow statements than this machine has cooperative threads.
-        let statements = sessions.map { session in
-            Task {
-                _ = try? await session.scalar(slowQuery, as: Int.self)
-                order.record("statement")
-            }
+        let write = Task {
+            _ = try? await writer.execute(slowInsert)
+            order.record("statement")
         }
-        #expect(await eventually { sessions.allSatisfy(\.isActive) })
-        // Work that needs a cooperative thread runs while every statement still runs.
+        let read = Task {
+            _ = try? await reader.scalar(slowQuery, as: Int.self)
+            order.record("statement")
+        }
+        #expect(await eventually { writer.isActive && reader.isActive })
+        try await Task.sleep(for: .milliseconds(100))
+        // Work that needs a cooperative thread runs while both statements still run: the write
+        // holds one of SQLite's threads, not one of the pool's.
         await Task.detached { order.record("cooperative work") }.value
         #expect(order.all == ["cooperative work"])
-        for statement in statements { statement.cancel() }
-        for session in sessions { try? await session.finish(.cancelled) }
-        for statement in statements { await statement.value }
+        write.cancel()
+        read.cancel()
+        try? await writer.finish(.cancelled)
+        try? await reader.finish(.cancelled)
+        await write.value
+        await read.value
         await database.close()
     }
 
