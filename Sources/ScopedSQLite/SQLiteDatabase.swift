@@ -7,9 +7,10 @@ import ScopedDatabase
 ///
 /// Open it once per application (it is the ``SQLiteDatabaseKey`` app service), read and write
 /// through a request's ``SQLiteSession``, and ``close()`` it at shutdown. Waiting for a
-/// connection suspends the task, for at most ``SQLiteConfiguration/leaseTimeout``. A session's
-/// statements and its commit run on SQLite's own threads, never on Swift's cooperative pool, so
-/// a commit waiting for the disk holds no thread that other requests need.
+/// connection suspends the task, for at most ``SQLiteConfiguration/leaseTimeout``. The writer's
+/// statements and commits run on SQLite's own threads, never on Swift's cooperative pool, so a
+/// commit waiting for the disk holds no thread that other requests need; readers' statements,
+/// which sync nothing, run where their task runs.
 public final class SQLiteDatabase: Sendable {
     /// How the database was opened.
     public let configuration: SQLiteConfiguration

@@ -1,10 +1,11 @@
 import Foundation
 
-/// The threads SQLite's blocking calls run on, so that no statement, and no commit waiting for
-/// the disk's fsync, holds a thread of Swift's cooperative pool.
+/// The threads the writer's statements and commits run on, so that no commit waiting for the
+/// disk's fsync, and no write waiting for the write lock, holds a thread of Swift's cooperative
+/// pool.
 ///
-/// A task executor: a session runs each statement with this executor preferred, and returns
-/// to the cooperative pool after it. Requests that do not touch the database (a health check,
+/// A task executor: a session runs each write with this executor preferred, and returns to the
+/// cooperative pool after it. Requests that do not touch the database (a health check,
 /// a metrics scrape) keep every cooperative thread while writers wait for the disk.
 final class SQLiteThreads: TaskExecutor, @unchecked Sendable {
     /// The process's threads: as many as there are connections busy at once in a typical
