@@ -81,7 +81,9 @@ let package = Package(
                     condition: .when(traits: ["Instrumentation"])
                 ),
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Instrumentation"])),
-            ]
+            ],
+            // The core holds no unsafe construct: the compiler checks it.
+            swiftSettings: [.strictMemorySafety()]
         ),
         .target(name: "ScopedTesting", dependencies: ["Scoped"]),
         .systemLibrary(

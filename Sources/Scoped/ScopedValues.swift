@@ -102,7 +102,7 @@ public struct ScopedValues: Sendable {
             node = node.copy(extra: 4)
         }
         let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: node.stampedVariant)
-        node.set(value, for: ObjectIdentifier(key), info: info)
+        node.set(value, for: key, info: info)
     }
 
     /// Stores `object` under its type, for reading with `@Scoped(T.self)`.

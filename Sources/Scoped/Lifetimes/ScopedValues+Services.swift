@@ -27,7 +27,7 @@ extension ScopedValues {
                 owner = scope
             }
             let box = try await owner.service(.init(key)) { ValueBox(try await K.makeValue()) }
-            return unsafeDowncast(box, to: ValueBox<K.Value>.self).value
+            return (box as! ValueBox<K.Value>).value
         }
     }
 

@@ -1,26 +1,21 @@
-/// The immutable state of one scope: the entries it sets, a link to the *base* node whose
-/// entries it sees through, its depth, and the lifetime scope it belongs to.
+/// The state of one scope: the entries it sets, a link to the *base* node whose entries it sees
+/// through, its depth, and the lifetime scope it belongs to.
 ///
 /// Why an overlay on a base, and not one flattened table: a request scope opened on an
-/// application root that holds dozens of entries must not copy them. So a node holds an
-/// open-addressing hash table of *its overlay* (the entries set below its base, its own
-/// included) and refers to its base, a node whose table holds everything up to it. A read
-/// probes the overlay, then the base: at most two probes, however deep scopes nest and however
-/// many entries are set. Opening a child of a base (a root's request scope, a
-/// `withScopedValues` at the top of a task) starts an empty overlay: the cost is the entries
-/// the child sets. Opening a child of an overlay copies that overlay (the few entries set
-/// between the base and here), never the base.
+/// application root that holds dozens of entries must not copy them. So a node holds a hash
+/// table of *its overlay* (the entries set below its base, its own included) and refers to its
+/// base, a node whose table holds everything up to it. A read probes the overlay, then the
+/// base: at most two probes, however deep scopes nest and however many entries are set.
+/// Opening a child of a base (a root's request scope, a `withScopedValues` at the top of a
+/// task) starts an empty overlay: the cost is the entries the child sets. Opening a child of an
+/// overlay copies that overlay (the few entries set between the base and here), never the base.
 ///
 /// Worst case: deeply nested scopes that each set entries grow the overlay; once it passes
 /// ``ScopeNodeBuffer/flattenThreshold`` entries, the next child is flattened into a new base
 /// (one copy of everything, base included), so an overlay copy stays bounded and the chain
-/// never grows past two tables. Header and overlay slots share one allocation.
-///
-/// `@unchecked Sendable`: a node is mutated only through ``ScopedValues``' copy-on-write, while
-/// its buffer is uniquely referenced, before it is bound to a task-local; once shared it never
-/// changes, and neither does its base. (`ManagedBuffer` itself cannot be `Sendable`.)
+/// never grows past two tables.
 @usableFromInline
-package struct ScopeNode: @unchecked Sendable {
+package struct ScopeNode: Sendable {
     @usableFromInline
     package var buffer: ScopeNodeBuffer
 
@@ -46,29 +41,29 @@ package struct ScopeNode: @unchecked Sendable {
     /// The origin stamped on values set into this node while a variant is applied, when not
     /// the one its depth implies; `nil` otherwise.
     @inlinable
-    package var stampedOrigin: EntryOrigin? { buffer.withUnsafeMutablePointerToHeader { $0.pointee.stampedOrigin } }
+    package var stampedOrigin: EntryOrigin? { buffer.stampedOrigin }
     /// The ``VariantNames`` index of the variant being applied to this node, stamped on the
     /// values set into it meanwhile; 0 otherwise.
     @inlinable
-    package var stampedVariant: UInt32 { buffer.withUnsafeMutablePointerToHeader { $0.pointee.stampedVariant } }
+    package var stampedVariant: UInt32 { buffer.stampedVariant }
 
-    /// Sets what values set into this node are stamped with; the buffer must be unique.
+    /// Sets what values set into this node are stamped with.
+    ///
+    /// - Precondition: the buffer is uniquely referenced: no task can see it yet.
     @inlinable
-    package func stamp(origin: EntryOrigin?, variant: UInt32) {
-        buffer.withUnsafeMutablePointerToHeader {
-            $0.pointee.stampedOrigin = origin
-            $0.pointee.stampedVariant = variant
-        }
+    package mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
+        precondition(isUnique(), "a scope's node changed after it was shared")
+        buffer.stampedOrigin = origin
+        buffer.stampedVariant = variant
     }
 
-    /// Where the value stored for `key` lives, or `nil` if no scope set it.
+    /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
+    /// the base's. Read it with ``ScopeNodeBuffer/load(_:as:)``.
     ///
-    /// The pointer is valid while this node is; read it with ``ScopeNodeBuffer/load(_:as:)``.
     /// Without a type, so that unspecialized generic code can ask whether a value is there
-    /// without instantiating `V?`'s metadata at run time, and a specialized read can copy the
-    /// value once, straight to where it returns it.
+    /// without instantiating `V?`'s metadata at run time.
     @inlinable
-    package func storage(for key: ObjectIdentifier) -> UnsafeRawPointer? {
+    package func storage(for key: ObjectIdentifier) -> AnyValueBox? {
         buffer.storage(for: key)
     }
 
@@ -79,7 +74,7 @@ package struct ScopeNode: @unchecked Sendable {
     /// one grows, or is first written, while a variant is applied.
     @inlinable
     package func copy(extra: Int) -> ScopeNode {
-        let copy = ScopeNode(buffer.copy(extra: extra, depth: buffer.depth, scope: buffer.scope, base: buffer.baseNode))
+        var copy = ScopeNode(buffer.copy(extra: extra, depth: buffer.depth, scope: buffer.scope, base: buffer.base))
         copy.stamp(origin: stampedOrigin, variant: stampedVariant)
         return copy
     }
@@ -103,67 +98,68 @@ package struct ScopeNode: @unchecked Sendable {
     @inlinable
     package mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
 
-    /// Stores `value` for `key`, with what diagnostics know of it; the buffer must be unique and have room.
+    /// Stores `value` for `key`, with what diagnostics know of it.
+    ///
+    /// - Precondition: the buffer is uniquely referenced and has room for one more entry.
     @inlinable
-    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, info: EntryInfo) {
-        buffer.set(value, for: key, info: info)
+    package mutating func set<V: Sendable>(_ value: V, for key: Any.Type, info: EntryInfo) {
+        precondition(isUnique(), "a scope's node changed after it was shared")
+        buffer.set(ValueBox(value), for: key, info: info)
     }
 }
 
-/// The storage of a ``ScopeNode``: header and hash-table slots in one allocation.
+/// The storage of a ``ScopeNode``: what the scope is, and its overlay's open-addressing table.
+///
+/// `@unchecked Sendable`: `table`, `count` and the stamps change only through ``ScopeNode``'s
+/// mutating methods, which check (`precondition`) that the buffer is uniquely referenced, so
+/// that no task that can see it is reading; once shared it never changes, and neither does its
+/// base.
 @usableFromInline
-package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, ScopeNodeBuffer.Slot> {
+package final class ScopeNodeBuffer: @unchecked Sendable {
+    /// One entry of the table; a `nil` box marks an empty slot.
     @usableFromInline
-    package struct Header {
-        @usableFromInline var count: Int
-        /// A power of two, or 0 for a node with no entries.
-        @usableFromInline var capacity: Int
-        @usableFromInline var depth: Int
-        @usableFromInline var scope: ScopeContext?
-        @usableFromInline var observer: DefaultReadObserver?
-        /// The node whose entries this one sees through, retained; `nil` for a base.
-        ///
-        /// Kept unmanaged so that a read can follow it without a retain and a release.
-        @usableFromInline var base: Unmanaged<ScopeNodeBuffer>?
-        /// See ``ScopeNode/stampedOrigin``.
-        @usableFromInline var stampedOrigin: EntryOrigin?
-        /// See ``ScopeNode/stampedVariant``.
-        @usableFromInline var stampedVariant: UInt32
-    }
-
-    /// One entry of the table.
-    ///
-    /// Its value lives in `storage` itself when it fits in five words (every class reference, most existentials,
-    /// strings, small structs), or in a ``ValueBox`` whose reference lives there; `witness` knows how to copy and
-    /// destroy it, and the value's type. The slot itself is plain words: it needs no destroying of its own, and
-    /// making and copying one is a few stores.
-    @usableFromInline
-    package struct Slot {
-        /// The value, or its box, as raw words.
-        ///
-        /// First, so that it starts at the slot's address.
-        @usableFromInline var storage: (UInt, UInt, UInt, UInt, UInt)
-        /// The key's identity as a number; 0 marks an empty slot.
-        @usableFromInline var key: UInt
-        @usableFromInline var witness: (any SlotValueWitness.Type)?
+    package struct Slot: Sendable {
+        /// The key's identity as a number, for hashing and comparing.
+        @usableFromInline var identity: UInt
+        /// The value.
+        @usableFromInline var box: AnyValueBox?
+        /// The key type (or, for objects, the object's type), for diagnostics.
+        @usableFromInline var keyType: Any.Type
         /// What diagnostics know of the entry.
         @usableFromInline var info: EntryInfo
 
-        static var empty: Slot { Slot(storage: (0, 0, 0, 0, 0), key: 0, witness: nil, info: .none) }
+        @usableFromInline
+        static var empty: Slot { Slot(identity: 0, box: nil, keyType: Never.self, info: .none) }
     }
 
-    /// Where a slot's `storage` starts within the slot: at its start, as the first stored property of a non-resilient
-    /// struct (checked when a node is made).
-    ///
-    /// A constant, because `MemoryLayout.offset(of:)` with a key path is not folded on the read path.
-    @inlinable
-    static var storageOffset: Int { 0 }
+    @usableFromInline let depth: Int
+    @usableFromInline let scope: ScopeContext?
+    @usableFromInline let observer: DefaultReadObserver?
+    /// The node whose entries this one sees through; `nil` for a base.
+    @usableFromInline let base: ScopeNodeBuffer?
+    /// The overlay's slots: a power of two of them, or none for a node with no entries.
+    @usableFromInline var table: [Slot]
+    /// How many slots hold an entry.
+    @usableFromInline var count = 0
+    /// See ``ScopeNode/stampedOrigin``.
+    @usableFromInline var stampedOrigin: EntryOrigin?
+    /// See ``ScopeNode/stampedVariant``.
+    @usableFromInline var stampedVariant: UInt32 = 0
 
-    /// Whether a value of type `V` is stored in a slot's words rather than boxed.
-    @inlinable
-    static func storesInline<V>(_ type: V.Type) -> Bool {
-        MemoryLayout<V>.size <= MemoryLayout<(UInt, UInt, UInt, UInt, UInt)>.size
-            && MemoryLayout<V>.alignment <= MemoryLayout<UInt>.alignment
+    private init(
+        capacity: Int,
+        depth: Int,
+        scope: ScopeContext?,
+        observer: DefaultReadObserver?,
+        base: ScopeNodeBuffer?
+    ) {
+        precondition(capacity == 0 || capacity & (capacity - 1) == 0, "a table's capacity is a power of two")
+        precondition(base?.base == nil, "a node sees through one base, which sees through none")
+        self.depth = depth
+        self.scope = scope
+        self.observer = observer
+        self.base = base
+        self.table = Array(repeating: .empty, count: capacity)
     }
 
     package static func make(
@@ -173,143 +169,87 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
         observer: DefaultReadObserver? = nil,
         base: ScopeNodeBuffer? = nil
     ) -> ScopeNodeBuffer {
-        let buffer = create(minimumCapacity: capacity) { _ in
-            Header(
-                count: 0,
-                capacity: capacity,
-                depth: depth,
-                scope: scope,
-                observer: observer ?? scope?.registry.observer,
-                base: base.map { Unmanaged.passRetained($0) },
-                stampedOrigin: nil,
-                stampedVariant: 0
-            )
-        }
-        assert(MemoryLayout<Slot>.offset(of: \Slot.storage) == storageOffset)
-        assert(_isPOD(Slot.self))
-        let node = unsafeDowncast(buffer, to: ScopeNodeBuffer.self)
-        node.withUnsafeMutablePointerToElements { $0.initialize(repeating: .empty, count: capacity) }
-        return node
+        ScopeNodeBuffer(
+            capacity: capacity,
+            depth: depth,
+            scope: scope,
+            observer: observer ?? scope?.registry.observer,
+            base: base
+        )
     }
-
-    deinit {
-        withUnsafeMutablePointers { header, slots in
-            for index in 0..<header.pointee.capacity where slots[index].key != 0 {
-                slots[index].witness!.destroy(UnsafeMutableRawPointer(slots + index) + Self.storageOffset)
-            }
-            // Slots are plain words (checked when a node is made): nothing else to deinitialize.
-            header.pointee.base?.release()
-        }
-    }
-
-    package var count: Int { withUnsafeMutablePointerToHeader { $0.pointee.count } }
-    @inlinable
-    package var depth: Int { withUnsafeMutablePointerToHeader { $0.pointee.depth } }
-    @inlinable
-    package var scope: ScopeContext? { withUnsafeMutablePointerToHeader { $0.pointee.scope } }
-    @inlinable
-    package var observer: DefaultReadObserver? { withUnsafeMutablePointerToHeader { $0.pointee.observer } }
 
     @inlinable
     static func start(_ identity: UInt, mask: Int) -> Int {
-        // Fibonacci hashing of the pointer, whose low bits are always zero.
+        // Fibonacci hashing of the identity, whose low bits are always zero.
         Int(truncatingIfNeeded: (identity &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
     }
 
-    /// The index of the slot holding `identity`, or of the empty slot where it would go.
+    /// The index of the slot of `table` holding `identity`, or of the empty slot where it would go.
+    ///
+    /// The table is at most half full, so the probe ends.
     @inlinable
-    static func slotIndex(
-        _ identity: UInt,
-        header: UnsafeMutablePointer<Header>,
-        slots: UnsafeMutablePointer<Slot>
-    ) -> Int {
-        let mask = header.pointee.capacity &- 1
-        var index = Self.start(identity, mask: mask)
+    static func slotIndex(_ identity: UInt, in table: [Slot]) -> Int {
+        let mask = table.count &- 1
+        var index = start(identity, mask: mask)
         while true {
-            let slotKey = slots[index].key
-            if slotKey == identity || slotKey == 0 { return index }
+            let slotIdentity = table[index].identity
+            if slotIdentity == identity || slotIdentity == 0 { return index }
             index = (index &+ 1) & mask
         }
     }
 
-    /// Where the value stored for `key` lives, or `nil` if no scope set it: the overlay's slot,
-    /// else the base's.
-    ///
-    /// `@inlinable`, with the rest of the read path: the benchmark's read of an entry drops from
-    /// about 65 ns to about 43 ns when clients can specialize it.
+    /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
+    /// the base's.
     @inlinable
-    package func storage(for key: ObjectIdentifier) -> UnsafeRawPointer? {
+    package func storage(for key: ObjectIdentifier) -> AnyValueBox? {
         let identity = UInt(bitPattern: key)
-        if let found = withUnsafeMutablePointers({ Self.find(identity, header: $0, slots: $1) }) { return found }
-        guard let base = withUnsafeMutablePointerToHeader({ $0.pointee.base }) else { return nil }
-        // The base outlives this node, which retains it, and so does the slot returned.
-        return base._withUnsafeGuaranteedRef { base in
-            base.withUnsafeMutablePointers { Self.find(identity, header: $0, slots: $1) }
-        }
+        if let found = find(identity) { return found }
+        return base?.find(identity)
     }
 
-    /// Where the value stored for `identity` in one table lives, or `nil`.
+    /// The box stored for `identity` in this node's own table, or `nil`.
     @inlinable
-    static func find(
-        _ identity: UInt,
-        header: UnsafeMutablePointer<Header>,
-        slots: UnsafeMutablePointer<Slot>
-    ) -> UnsafeRawPointer? {
-        if header.pointee.count == 0 { return nil }
-        let index = slotIndex(identity, header: header, slots: slots)
-        guard slots[index].key == identity else { return nil }
-        return UnsafeRawPointer(slots + index) + storageOffset
+    func find(_ identity: UInt) -> AnyValueBox? {
+        if count == 0 { return nil }
+        let index = Self.slotIndex(identity, in: table)
+        return table[index].identity == identity ? table[index].box : nil
     }
 
-    /// A copy of the value of type `V` a slot's `storage` holds, inline or boxed.
-    @inlinable
-    package static func load<V: Sendable>(_ storage: UnsafeRawPointer, as type: V.Type) -> V {
-        if storesInline(V.self) { return storage.load(as: V.self) }
-        return storage.load(as: ValueBox<V>.self).value
-    }
-
-    /// Stores `value` for `key`, replacing what was there.
+    /// The value of type `V` a box holds.
     ///
-    /// The node must be uniquely referenced and have room (``hasRoomForOneMore``).
+    /// A checked cast: only `ScopedValues`' setters store under a key, always a value of the
+    /// type the key declares.
     @inlinable
-    package func set<V: Sendable>(_ value: V, for key: ObjectIdentifier, info: EntryInfo) {
-        withUnsafeMutablePointers { header, slots in
-            let identity = UInt(bitPattern: key)
-            let index = Self.slotIndex(identity, header: header, slots: slots)
-            let storage = UnsafeMutableRawPointer(slots + index) + Self.storageOffset
-            if slots[index].key == identity {
-                slots[index].witness!.destroy(storage)
-            } else {
-                slots[index].key = identity
-                header.pointee.count &+= 1
-            }
-            if Self.storesInline(V.self) {
-                storage.initializeMemory(as: V.self, to: value)
-                slots[index].witness = SlotWitness<V>.self
-            } else {
-                storage.initializeMemory(as: ValueBox<V>.self, to: ValueBox(value))
-                slots[index].witness = BoxedSlotWitness<V>.self
-            }
-            slots[index].info = info
+    package static func load<V: Sendable>(_ box: AnyValueBox, as type: V.Type) -> V {
+        (box as! ValueBox<V>).value
+    }
+
+    /// Stores `box` for `key`, replacing what was there; the node must have room.
+    @usableFromInline
+    func set(_ box: AnyValueBox, for key: Any.Type, info: EntryInfo) {
+        precondition(hasRoomForOneMore, "a node's table stays at most half full")
+        insert(Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info), replacing: true)
+    }
+
+    /// Puts `slot` in the table; an entry already there for its key is kept unless `replacing`.
+    private func insert(_ slot: Slot, replacing: Bool) {
+        let index = Self.slotIndex(slot.identity, in: table)
+        if table[index].box == nil {
+            count += 1
+        } else if !replacing {
+            return
         }
+        table[index] = slot
     }
 
     /// Whether one more entry fits without passing half the capacity.
     @inlinable
-    package var hasRoomForOneMore: Bool {
-        withUnsafeMutablePointerToHeader { ($0.pointee.count &+ 1) &* 2 <= $0.pointee.capacity }
-    }
+    package var hasRoomForOneMore: Bool { (count &+ 1) &* 2 <= table.count }
 
     /// Overlays larger than this are flattened into a new base when a child scope opens, so
     /// that opening a child never copies more than this many entries of its parent's.
     @usableFromInline
     static let flattenThreshold = 16
-
-    /// The base this node sees through, retained by the caller; `nil` for a base.
-    @usableFromInline
-    var baseNode: ScopeNodeBuffer? {
-        withUnsafeMutablePointerToHeader { $0.pointee.base?.takeUnretainedValue() }
-    }
 
     /// The smallest table capacity that keeps `count` entries at most half full.
     static func capacity(for count: Int) -> Int {
@@ -337,7 +277,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     /// its overlay's over them), with room for `extra` more.
     @usableFromInline
     package func flattened(extra: Int, depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
-        guard let base = baseNode else { return copy(extra: extra, depth: depth, scope: scope, base: nil) }
+        guard let base else { return copy(extra: extra, depth: depth, scope: scope, base: nil) }
         let copy = Self.make(
             capacity: Self.capacity(for: base.count + count + extra),
             depth: depth,
@@ -355,7 +295,7 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     @usableFromInline
     package func child(extra: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
         let depth = self.depth + 1
-        guard let base = baseNode else {
+        guard let base else {
             // A base with no entries (the empty root of everything) has nothing to see through.
             let seen = count == 0 && observer == nil ? nil : self
             return Self.make(
@@ -371,92 +311,30 @@ package final class ScopeNodeBuffer: ManagedBuffer<ScopeNodeBuffer.Header, Scope
     }
 
     /// Copies every entry of `source`'s table into this one, which must have room; an entry
-    /// already here is kept unless `replacing`.
+    /// already here is kept unless `replacing`. Values are shared, not copied: boxes never change.
     private func insertCopies(of source: ScopeNodeBuffer, replacing: Bool) {
-        source.withUnsafeMutablePointers { header, slots in
-            withUnsafeMutablePointers { copyHeader, copySlots in
-                for index in 0..<header.pointee.capacity where slots[index].key != 0 {
-                    let target = Self.slotIndex(slots[index].key, header: copyHeader, slots: copySlots)
-                    let storage = UnsafeMutableRawPointer(copySlots + target) + Self.storageOffset
-                    if copySlots[target].key != 0 {
-                        guard replacing else { continue }
-                        copySlots[target].witness!.destroy(storage)
-                    } else {
-                        copySlots[target].key = slots[index].key
-                        copyHeader.pointee.count &+= 1
-                    }
-                    copySlots[target].witness = slots[index].witness
-                    copySlots[target].info = slots[index].info
-                    slots[index].witness!.copy(from: UnsafeRawPointer(slots + index) + Self.storageOffset, to: storage)
-                }
-            }
+        precondition((count + source.count) * 2 <= table.count, "a node's table stays at most half full")
+        for slot in source.table where slot.box != nil {
+            insert(slot, replacing: replacing)
         }
     }
 
     /// What diagnostics know of every entry this node sees, in no particular order: the
     /// overlay's, and the base's that the overlay does not replace.
     package var entries: [StoredEntry] {
-        let own = withUnsafeMutablePointers { header, slots in
-            (0..<header.pointee.capacity)
-                .compactMap { index -> StoredEntry? in
-                    let slot = slots[index]
-                    guard slot.key != 0, let witness = slot.witness else { return nil }
-                    return StoredEntry(
-                        // A key's identity is its type's metadata.
-                        keyType: unsafeBitCast(UnsafeRawPointer(bitPattern: slot.key)!, to: Any.Type.self),
-                        valueType: witness.valueType,
-                        kind: slot.info.kind,
-                        lifetime: slot.info.lifetime,
-                        origin: slot.info.origin,
-                        variant: VariantNames.name(at: slot.info.variant)
-                    )
-                }
+        let own = table.compactMap { slot -> StoredEntry? in
+            guard let box = slot.box else { return nil }
+            return StoredEntry(
+                keyType: slot.keyType,
+                valueType: box.valueType,
+                kind: slot.info.kind,
+                lifetime: slot.info.lifetime,
+                origin: slot.info.origin,
+                variant: VariantNames.name(at: slot.info.variant)
+            )
         }
-        guard let base = baseNode else { return own }
+        guard let base else { return own }
         let keys = Set(own.map { ObjectIdentifier($0.keyType) })
         return own + base.entries.filter { !keys.contains(ObjectIdentifier($0.keyType)) }
-    }
-}
-
-/// How a slot's value is copied and destroyed, known only through its type, and what type it is.
-@usableFromInline
-protocol SlotValueWitness {
-    /// The value's type, as its key declares it.
-    static var valueType: Any.Type { get }
-    static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer)
-    static func destroy(_ value: UnsafeMutableRawPointer)
-}
-
-/// The ``SlotValueWitness`` of values of type `Value` stored in a slot's words.
-@usableFromInline
-enum SlotWitness<Value>: SlotValueWitness {
-    @usableFromInline
-    static var valueType: Any.Type { Value.self }
-
-    @usableFromInline
-    static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
-        destination.initializeMemory(as: Value.self, to: source.load(as: Value.self))
-    }
-
-    @usableFromInline
-    static func destroy(_ value: UnsafeMutableRawPointer) {
-        value.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
-    }
-}
-
-/// The ``SlotValueWitness`` of values of type `Value` stored in a ``ValueBox``.
-@usableFromInline
-enum BoxedSlotWitness<Value: Sendable>: SlotValueWitness {
-    @usableFromInline
-    static var valueType: Any.Type { Value.self }
-
-    @usableFromInline
-    static func copy(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer) {
-        destination.initializeMemory(as: ValueBox<Value>.self, to: source.load(as: ValueBox<Value>.self))
-    }
-
-    @usableFromInline
-    static func destroy(_ value: UnsafeMutableRawPointer) {
-        value.assumingMemoryBound(to: ValueBox<Value>.self).deinitialize(count: 1)
     }
 }

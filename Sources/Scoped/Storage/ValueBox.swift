@@ -1,11 +1,15 @@
-/// A heap box for a value: services a scope built, and entry values too large to live in a
-/// ``ScopeNode`` slot.
+/// A heap box for a value: services a scope built, and the entry values a ``ScopeNode`` holds.
+///
+/// Boxes never change once made, so nodes and scopes share them instead of copying values.
 ///
 /// `@unchecked Sendable`: the subclass holds one `let` of a `Sendable` type.
 @usableFromInline
 package class AnyValueBox: @unchecked Sendable {
     @usableFromInline
     init() {}
+
+    /// The type of the value the box holds, for diagnostics.
+    package var valueType: Any.Type { Never.self }
 }
 
 /// An ``AnyValueBox`` holding a value of a known type.
@@ -18,4 +22,7 @@ package final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable 
     init(_ value: Value) {
         self.value = value
     }
+
+    /// `Value`.
+    override package var valueType: Any.Type { Value.self }
 }

@@ -16,18 +16,8 @@ struct ConstructionChain: Sendable {
 
     @TaskLocal static var current = ConstructionChain()
 
-    /// The key the runtime knows ``current`` by.
-    private static let taskLocalKey = $current.runtimeKey
-
-    /// The calling task's chain, read where the task binds it, as `ScopedValues.withCurrent`
-    /// reads the values: a service read asks on every read, and most find no binding at all,
-    /// which this answers without a call through `TaskLocal.get()` and a generic copy.
-    static var ofCurrentTask: ConstructionChain {
-        guard let bound = boundTaskLocalValue(key: taskLocalKey) else {
-            return ConstructionChain()
-        }
-        return bound.load(as: ConstructionChain.self)
-    }
+    /// The calling task's chain: empty outside any construction.
+    static var ofCurrentTask: ConstructionChain { current }
 
     /// The innermost construction the current task is building.
     private(set) var innermost: Construction?

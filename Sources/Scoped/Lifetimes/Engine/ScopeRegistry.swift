@@ -1,3 +1,5 @@
+import Foundation
+
 /// What an application root knows about its services, requirements and variants; shared by
 /// every scope opened on it.
 package final class ScopeRegistry: Sendable {
@@ -68,15 +70,6 @@ package final class ScopeRegistry: Sendable {
 
     /// Writes a close failure to standard error: the default when no handler is given.
     package static let printCloseError: @Sendable (ScopeCloseError) -> Void = { error in
-        var line = "Scoped: \(error)\n"
-        line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+        FileHandle.standardError.write(Data("Scoped: \(error)\n".utf8))
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
