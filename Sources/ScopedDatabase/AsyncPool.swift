@@ -83,16 +83,11 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     ///   closed error once it is closed.
     package func acquire() async throws -> Resource {
         // Fast path: a free resource is taken without suspending the task.
-        let (free, id) = try state.withLock { state -> (Resource?, UInt64) in
-            if state.isClosed { throw closedError() }
-            if let resource = state.available.popLast() {
-                state.leased += 1
-                return (resource, 0)
-            }
+        if let free = try takeFree() { return free }
+        let id = state.withLock { state in
             state.nextWaiterID += 1
-            return (nil, state.nextWaiterID)
+            return state.nextWaiterID
         }
-        if let free { return free }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let result: Result<Resource, any Error>? = state.withLock { state in

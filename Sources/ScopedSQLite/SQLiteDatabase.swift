@@ -133,7 +133,7 @@ public final class SQLiteDatabase: Sendable {
         let connection = try await beginRead()
         defer {
             try? connection.transaction(.commit)
-            releaseReader(connection)
+            release(connection)
         }
         return try body(SQLiteTransaction(connection))
     }
@@ -142,14 +142,14 @@ public final class SQLiteDatabase: Sendable {
     /// when it returns, rolled back when it throws.
     public func write<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
         let connection = try await beginWrite()
-        defer { releaseWriter(connection) }  // Rolls back whatever did not commit.
+        defer { release(connection) }  // Rolls back whatever did not commit.
         let result = try body(SQLiteTransaction(connection))
         try connection.transaction(.commit)
         return result
     }
 
     /// Leases a reader and begins a read transaction on it; the caller ends the transaction
-    /// and returns the connection with ``releaseReader(_:)``.
+    /// and returns the connection with ``release(_:)``.
     func beginRead(entry: String = SQLiteSessionKey.name) async throws -> SQLiteConnection {
         let connection = try await lease(from: readerPool, entry: entry)
         do {
@@ -162,7 +162,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Leases the writer and begins a `BEGIN IMMEDIATE` transaction on it; the caller ends the
-    /// transaction and returns the connection with ``releaseWriter(_:)``.
+    /// transaction and returns the connection with ``release(_:)``.
     func beginWrite(entry: String = SQLiteSessionKey.name) async throws -> SQLiteConnection {
         let connection = try await lease(from: writers, entry: entry)
         do {
@@ -214,20 +214,10 @@ public final class SQLiteDatabase: Sendable {
         entry: String,
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
-        guard connection.isWriter else {
-            return try await DeadlineWatchdog.shared.run(
-                within: configuration.statementTimeout,
-                operation: operation,
-                entry: entry,
-                expire: { connection.interrupt() }
-            ) {
-                try await withTaskCancellationHandler {
-                    if connection.wasInterrupted { throw CancellationError() }
-                    return try body(connection)
-                } onCancel: {
-                    connection.interrupt()
-                }
-            }
+        // Interrupted before it started: `sqlite3_interrupt` reaches only a running statement.
+        func unlessInterrupted() throws -> R {
+            if connection.wasInterrupted { throw CancellationError() }
+            return try body(connection)
         }
         return try await DeadlineWatchdog.shared.run(
             within: configuration.statementTimeout,
@@ -237,43 +227,35 @@ public final class SQLiteDatabase: Sendable {
         ) {
             // A cancelled request (its client went away) stops its statement too.
             try await withTaskCancellationHandler {
-                try await SQLiteThreads.run {
-                    // Interrupted before it started: `sqlite3_interrupt` reaches only a running
-                    // statement.
-                    if connection.wasInterrupted { throw CancellationError() }
-                    return try body(connection)
-                }
+                connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
             } onCancel: {
                 connection.interrupt()
             }
         }
     }
 
-    func releaseReader(_ connection: SQLiteConnection) {
-        readerPool.release(reusable(connection, isWriter: false))
-    }
-
-    func releaseWriter(_ connection: SQLiteConnection) {
-        writers.release(reusable(connection, isWriter: true))
+    /// Returns a connection leased with ``beginRead(entry:)`` or ``beginWrite(entry:)`` to its pool.
+    func release(_ connection: SQLiteConnection) {
+        (connection.isWriter ? writers : readerPool).release(reusable(connection))
     }
 
     /// A connection fit to go back to its pool: outside any transaction, whatever failed
     /// before (a transaction left open would hold a snapshot, or the write lock, forever); and
     /// one that a deadline interrupted is closed and replaced by a new one, never reused.
-    private func reusable(_ connection: SQLiteConnection, isWriter: Bool) -> SQLiteConnection {
+    private func reusable(_ connection: SQLiteConnection) -> SQLiteConnection {
         if !connection.wasInterrupted {
             if connection.isInTransaction { try? connection.transaction(.rollback) }
             return connection
         }
         let flags =
-            isWriter
+            connection.isWriter
             ? (configuration.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) : SQLITE_OPEN_READONLY
         guard
             let replacement = try? Self.open(
                 configuration.path,
                 flags: flags,
                 configuration: configuration,
-                isWriter: isWriter
+                isWriter: connection.isWriter
             )
         else {
             // The file cannot be opened again right now (a full disk): the interrupted

@@ -13,8 +13,8 @@ import Synchronization
 ///   read transaction on a reader and never the write lock; its first write ends that
 ///   transaction and continues in a second, `BEGIN IMMEDIATE` on the writer.
 ///
-/// Statements of one session run one at a time, even from concurrent child tasks, on SQLite's
-/// own threads, each for at most ``SQLiteConfiguration/statementTimeout``. Once its scope has
+/// Statements of one session run one at a time, even from concurrent child tasks, each for at
+/// most ``SQLiteConfiguration/statementTimeout``; the writer's run on SQLite's own threads. Once its scope has
 /// ended, the session refuses every statement with `ScopedError.scopeEnded(entry:)` and
 /// leases nothing: a session kept past its scope by an unstructured task fails loudly instead of
 /// holding a connection that nothing returns.
@@ -93,7 +93,7 @@ public final class SQLiteSession: Sendable {
         case .reader(let connection):
             // First write after reads: end the read transaction and move to the writer.
             try? connection.transaction(.commit)
-            database.releaseReader(connection)
+            database.release(connection)
             lease.withLock { $0 = nil }
             return try await self.connection(writing: true)
         case nil:
@@ -125,11 +125,12 @@ public final class SQLiteSession: Sendable {
             switch current {
             case .reader(let connection), .writer(let connection): connection
             }
+        // Rolls back whatever did not commit; replaces a connection that was interrupted.
+        defer { database.release(connection) }
         // A statement of the session ran out of time or was cancelled: its transaction is
-        // rolled back with the connection, which is replaced, and a scope that ended well learns
-        // that nothing was committed.
+        // rolled back with the connection, and a scope that ended well learns that nothing was
+        // committed.
         guard !connection.wasInterrupted else {
-            if case .writer = current { database.releaseWriter(connection) } else { database.releaseReader(connection) }
             guard outcome.isSuccess else { return }
             throw DatabaseTimeoutError(
                 operation: .statement,
@@ -137,17 +138,8 @@ public final class SQLiteSession: Sendable {
                 entry: gate.entry
             )
         }
-        switch current {
-        case .reader(let connection):
-            defer { database.releaseReader(connection) }
-            try await database.run(on: connection, operation: .finish, entry: gate.entry) {
-                try $0.transaction(.commit)
-            }
-        case .writer(let connection):
-            defer { database.releaseWriter(connection) }  // Rolls back a commit that failed.
-            try await database.run(on: connection, operation: .finish, entry: gate.entry) {
-                try $0.transaction(outcome.isSuccess ? .commit : .rollback)
-            }
-        }
+        // A reader's transaction only ends; the writer's commits or rolls back with the scope.
+        let end: SQLiteConnection.TransactionCommand = connection.isWriter && !outcome.isSuccess ? .rollback : .commit
+        try await database.run(on: connection, operation: .finish, entry: gate.entry) { try $0.transaction(end) }
     }
 }

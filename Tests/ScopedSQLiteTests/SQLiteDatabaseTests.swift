@@ -53,8 +53,8 @@ struct SQLiteDatabaseTests {
         let reader = try await database.beginRead()
         #expect(database.statistics().leased == 2)
         #expect(writer.isInTransaction && reader.isInTransaction)
-        database.releaseWriter(writer)
-        database.releaseReader(reader)
+        database.release(writer)
+        database.release(reader)
         #expect(!writer.isInTransaction && !reader.isInTransaction)
         #expect(database.statistics().leased == 0)
         // Another process can take the write lock at once: nothing was left holding it.

@@ -1,9 +1,8 @@
 /// What diagnostics know of an entry beyond its key and its value's type, packed in one word.
 ///
-/// Why a word: it lives in every slot of every node, and a slot made only of plain words
-/// needs no destroying and is copied with a store. The key and the value's type need no room
-/// here: the key's identity is its type's metadata, and the slot's witness knows the value's
-/// type. ``StoredEntry`` is the unpacked form, made only when a scope is described.
+/// Why a word: it lives in every slot of every node, and copying a node's overlay copies it.
+/// The key type and the value's type are kept by the slot and its box. ``StoredEntry`` is the
+/// unpacked form, made only when a scope is described.
 ///
 /// Layout, from the low bits: kind (2), lifetime (2: none, app, scope), origin (2: default,
 /// root, configuration, override), variant (26: a ``VariantNames`` index, 0 for none), and

@@ -57,10 +57,10 @@ package struct ScopeNode: Sendable {
         buffer.stampedVariant = variant
     }
 
-    /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
-    /// the base's. Read it with ``ScopeNodeBuffer/load(_:as:)``.
+    /// The box of the value stored for `key`, or `nil` if no scope set it.
     ///
-    /// Without a type, so that unspecialized generic code can ask whether a value is there
+    /// The overlay's, else the base's. Read it with ``ScopeNodeBuffer/load(_:as:)``. Without a
+    /// type, so that unspecialized generic code can ask whether a value is there
     /// without instantiating `V?`'s metadata at run time.
     @inlinable
     package func storage(for key: ObjectIdentifier) -> AnyValueBox? {
@@ -228,7 +228,10 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline
     func set(_ box: AnyValueBox, for key: Any.Type, info: EntryInfo) {
         precondition(hasRoomForOneMore, "a node's table stays at most half full")
-        insert(Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info), replacing: true)
+        insert(
+            Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info),
+            replacing: true
+        )
     }
 
     /// Puts `slot` in the table; an entry already there for its key is kept unless `replacing`.
@@ -310,8 +313,10 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         return copy(extra: extra, depth: depth, scope: scope, base: base)
     }
 
-    /// Copies every entry of `source`'s table into this one, which must have room; an entry
-    /// already here is kept unless `replacing`. Values are shared, not copied: boxes never change.
+    /// Copies every entry of `source`'s table into this one, which must have room.
+    ///
+    /// An entry already here is kept unless `replacing`. Values are shared, not copied: boxes
+    /// never change.
     private func insertCopies(of source: ScopeNodeBuffer, replacing: Bool) {
         precondition((count + source.count) * 2 <= table.count, "a node's table stays at most half full")
         for slot in source.table where slot.box != nil {
