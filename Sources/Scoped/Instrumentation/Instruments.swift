@@ -5,6 +5,11 @@ import Tracing
 
 /// The spans and metrics of one root's scopes and services, created once per root (and per
 /// entry), so that a build or a close only records.
+///
+/// The metrics of the services registered on the root are created with it and never change, so
+/// a build or a close finds them without a lock. A service read without being registered gets
+/// its metrics on first use, made outside the lock that caches them: no lock of ours is held
+/// while the user's `MetricsFactory` runs.
 final class Instruments: Sendable {
     /// The metrics of one service entry.
     private struct EntryMetrics: Sendable {
@@ -12,6 +17,26 @@ final class Instruments: Sendable {
         let buildSeconds: Timer
         let closes: Counter
         let closeFailures: Counter
+
+        init(name: String, lifetime: ScopedLifetime, factory: any MetricsFactory) {
+            let entry = ("entry", name)
+            builds = Counter(
+                label: "scoped_service_builds_total",
+                dimensions: [entry, ("lifetime", lifetime.rawValue)],
+                factory: factory
+            )
+            buildSeconds = Timer(label: "scoped_service_build_seconds", dimensions: [entry], factory: factory)
+            closes = Counter(
+                label: "scoped_service_closes_total",
+                dimensions: [entry, ("lifetime", lifetime.rawValue)],
+                factory: factory
+            )
+            closeFailures = Counter(
+                label: "scoped_service_close_failures_total",
+                dimensions: [entry],
+                factory: factory
+            )
+        }
     }
 
     /// The metrics of the scopes opened on the root.
@@ -35,12 +60,26 @@ final class Instruments: Sendable {
     private let tracer: (any Tracer)?
     private let metricsFactory: (any MetricsFactory)?
     private let scopeMetrics: ScopeMetrics?
-    private let entryMetrics = Mutex<[ObjectIdentifier: EntryMetrics]>([:])
+    /// The metrics of the registered services, made with the root: read without a lock.
+    private let registeredMetrics: [ObjectIdentifier: EntryMetrics]
+    /// The metrics of services read without being registered, made on first use.
+    private let unregisteredMetrics = Mutex<[ObjectIdentifier: EntryMetrics]>([:])
 
-    init(tracer: (any Tracer)?, metricsFactory: (any MetricsFactory)?) {
+    init(tracer: (any Tracer)?, metricsFactory: (any MetricsFactory)?, services: [ScopeRegistry.Service]) {
         self.tracer = tracer
         self.metricsFactory = metricsFactory
         self.scopeMetrics = metricsFactory.map(ScopeMetrics.init)
+        var registered: [ObjectIdentifier: EntryMetrics] = [:]
+        if let metricsFactory {
+            for service in services {
+                registered[service.id] = EntryMetrics(
+                    name: service.name,
+                    lifetime: service.lifetime,
+                    factory: metricsFactory
+                )
+            }
+        }
+        self.registeredMetrics = registered
     }
 
     /// Counts a scope opened on the root.
@@ -115,37 +154,17 @@ final class Instruments: Sendable {
         }
     }
 
-    /// The metrics of the entry `key`, created on its first build or close.
+    /// The metrics of the entry `key`: the registered ones, or else made on its first build or
+    /// close (outside the lock; a concurrent first use keeps the first stored).
     private func metrics<K: ScopedServiceKey>(for key: K.Type) -> EntryMetrics? {
         guard let metricsFactory else { return nil }
-        return entryMetrics.withLock { cache in
-            if let metrics = cache[ObjectIdentifier(key)] { return metrics }
-            let entry = ("entry", K.name)
-            let lifetime = ("lifetime", K.lifetime.rawValue)
-            let metrics = EntryMetrics(
-                builds: Counter(
-                    label: "scoped_service_builds_total",
-                    dimensions: [entry, lifetime],
-                    factory: metricsFactory
-                ),
-                buildSeconds: Timer(
-                    label: "scoped_service_build_seconds",
-                    dimensions: [entry],
-                    factory: metricsFactory
-                ),
-                closes: Counter(
-                    label: "scoped_service_closes_total",
-                    dimensions: [entry, lifetime],
-                    factory: metricsFactory
-                ),
-                closeFailures: Counter(
-                    label: "scoped_service_close_failures_total",
-                    dimensions: [entry],
-                    factory: metricsFactory
-                )
-            )
-            cache[ObjectIdentifier(key)] = metrics
-            return metrics
+        let id = ObjectIdentifier(key)
+        if let metrics = registeredMetrics[id] ?? unregisteredMetrics.withLock({ $0[id] }) { return metrics }
+        let made = EntryMetrics(name: K.name, lifetime: K.lifetime, factory: metricsFactory)
+        return unregisteredMetrics.withLock { cache in
+            if let stored = cache[id] { return stored }
+            cache[id] = made
+            return made
         }
     }
 }

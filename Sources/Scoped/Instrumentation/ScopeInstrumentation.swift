@@ -49,9 +49,9 @@ public struct ScopeInstrumentation: Sendable {
     public static var disabled: ScopeInstrumentation { ScopeInstrumentation() }
 
     /// The recorder a root uses, or `nil` when this reports nothing.
-    func makeInstruments() -> Instruments? {
+    func makeInstruments(for services: [ScopeRegistry.Service]) -> Instruments? {
         guard tracer != nil || metricsFactory != nil else { return nil }
-        return Instruments(tracer: tracer, metricsFactory: metricsFactory)
+        return Instruments(tracer: tracer, metricsFactory: metricsFactory, services: services)
     }
     #else
     /// What the process has bootstrapped: nothing, since instrumentation is compiled out.

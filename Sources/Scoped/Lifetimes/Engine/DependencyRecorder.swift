@@ -6,14 +6,25 @@ import Synchronization
 ///
 /// Only reads made during a construction are recorded. The same read is made again by every
 /// request that builds the same scope service, so an edge is known by its two keys' type
-/// identities: recording one already known hashes two integers under the lock and allocates
-/// nothing; the names are computed once, when the edge is new.
+/// identities, in a list that only grows and is read without a lock: recording an edge
+/// already known compares a few integers, takes no lock and allocates nothing. The names are
+/// computed, and the graph's lock taken, once per edge, when it is new.
 package final class DependencyRecorder: Sendable {
     /// An edge by its keys' identities.
-    private struct EdgeID: Hashable {
+    private struct EdgeID: Equatable, Sendable {
         let from: ObjectIdentifier
         let to: ObjectIdentifier
         let refused: DependencyGraph.Refusal?
+    }
+
+    /// One link of the list of known edges: an edge, and the next link once there is one.
+    ///
+    /// Each `next` is set once, so readers follow the list without a lock.
+    private final class KnownEdge: Sendable {
+        let id: EdgeID?
+        let next = AtomicLazyReference<KnownEdge>()
+
+        init(_ id: EdgeID?) { self.id = id }
     }
 
     private struct State {
@@ -21,10 +32,11 @@ package final class DependencyRecorder: Sendable {
         /// How long each app service took to build.
         var buildDurations: [String: Duration] = [:]
         var edges: Set<DependencyGraph.Edge> = []
-        var known: Set<EdgeID> = []
     }
 
     private let state = Mutex(State())
+    /// The head of the known edges; it holds none itself.
+    private let knownEdges = KnownEdge(nil)
 
     package init() {}
 
@@ -78,12 +90,31 @@ package final class DependencyRecorder: Sendable {
         refused: DependencyGraph.Refusal?
     ) {
         let id = EdgeID(from: ObjectIdentifier(reader.key), to: ObjectIdentifier(read.key), refused: refused)
+        guard insertKnown(id) else { return }
+        let edge = DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refused)
         state.withLock { state in
-            guard state.known.insert(id).inserted else { return }
-            let edge = DependencyGraph.Edge(from: reader.key.name, to: read.key.name, refused: refused)
             state.edges.insert(edge)
             state.lifetimes[edge.from] = reader.lifetime
             state.lifetimes[edge.to] = read.lifetime
+        }
+    }
+
+    /// Adds `id` to the known edges unless it is there already; returns whether it was new.
+    ///
+    /// Lock-free: a new link is published with a compare-and-swap on the last link's `next`;
+    /// a task that loses the race goes on from the link that won, so each edge is added once.
+    private func insertKnown(_ id: EdgeID) -> Bool {
+        var link = knownEdges
+        var candidate: KnownEdge?
+        while true {
+            if let next = link.next.load() {
+                if next.id == id { return false }
+                link = next
+                continue
+            }
+            let mine = candidate ?? KnownEdge(id)
+            candidate = mine
+            if link.next.storeIfNil(mine) === mine { return true }
         }
     }
 

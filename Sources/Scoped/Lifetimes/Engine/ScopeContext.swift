@@ -68,17 +68,27 @@ package final class ScopeContext: Sendable {
     /// An atomic, so that the requests of every core do not queue on the root's lock to count
     /// themselves.
     private let openScopes = Atomic<Int>(0)
+    /// For a root: a slot per registered app service, set once it is built.
+    ///
+    /// Reading a built app service then takes no lock. Empty for a scope opened on a root.
+    private let published: [ObjectIdentifier: PublishedService]
+    /// Set when the scope closes: published services are then no longer handed out.
+    private let isClosed = Atomic<Bool>(false)
 
     package init(root registry: ScopeRegistry) {
         self.lifetime = .app
         self.registry = registry
         self.parentRoot = nil
+        var published: [ObjectIdentifier: PublishedService] = [:]
+        for service in registry.services where service.lifetime == .app { published[service.id] = PublishedService() }
+        self.published = published
     }
 
     package init(childOf parent: ScopeContext) {
         self.lifetime = .scope
         self.registry = parent.registry
         self.parentRoot = parent.root
+        self.published = [:]
     }
 
     /// The application root this scope belongs to.
@@ -134,6 +144,12 @@ package final class ScopeContext: Sendable {
         // always in flight, and a counter every build writes is shared by every core.)
         let chain = ConstructionChain.ofCurrentTask
         if chain.innermost != nil { try registry.dependencies.check(link, in: chain) }
+        // A built app service of the root: no lock.
+        if !published.isEmpty, let box = published[ObjectIdentifier(link.key)]?.box.load(),
+            !isClosed.load(ordering: .acquiring)
+        {
+            return box
+        }
         while true {
             switch try claim(link, in: chain) {
             case .built(let box):
@@ -322,6 +338,7 @@ package final class ScopeContext: Sendable {
             for waiter in waiters ?? [] { waiter.continuation.resume(throwing: error) }
             return false
         }
+        if let slot = published[id] { _ = slot.box.storeIfNil(box) }
         if let watchers {
             let value = link.key.value(erased: box)
             for watcher in watchers { watcher(value) }
@@ -383,6 +400,7 @@ package final class ScopeContext: Sendable {
         state.withLock { state -> (SmallList<Entry>, ScopeNode) in
             guard !state.isClosed else { return (SmallList(), .empty) }
             state.isClosed = true
+            isClosed.store(true, ordering: .releasing)
             let node = state.node.take()
             guard state.builtCount > 0 else { return (SmallList(), .empty) }
             var entries = SmallList<Entry>()
@@ -566,6 +584,11 @@ package final class ScopeContext: Sendable {
             if drained { continuation.resume() }
         }
     }
+}
+
+/// The slot a root publishes a built app service in: set once, read without a lock.
+private final class PublishedService: Sendable {
+    let box = AtomicLazyReference<AnyValueBox>()
 }
 
 extension ScopedServiceKey {

@@ -64,7 +64,7 @@ package final class ScopeRegistry: Sendable {
         self.closeTimeout = closeTimeout
         self.observer = observer
         #if Instrumentation
-        self.instruments = instrumentation.makeInstruments()
+        self.instruments = instrumentation.makeInstruments(for: services)
         #endif
     }
 
