@@ -24,13 +24,15 @@ package enum CatalogServer {
     ///     or defaults outside tests.
     ///   - instrumentation: where the root reports spans and metrics; by default the tracer
     ///     bootstrapped and the process's Prometheus registry.
+    ///   - logger: where a close that failed or was abandoned is logged.
     /// - Returns: the root, not yet validated.
     /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` for a repository variant
     ///   that was not registered.
     static func makeRoot(
         _ configuration: AppConfiguration,
         base: ScopedValues = .testScopeOrDefaults,
-        instrumentation: ScopeInstrumentation? = nil
+        instrumentation: ScopeInstrumentation? = nil,
+        logger: Logger = Logger(label: "catalog")
     ) throws -> ScopeRoot {
         // The root reports its scopes and services to the metrics backend bootstrapped now.
         if configuration.metricsEnabled { PrometheusBackend.bootstrap() }
@@ -43,6 +45,10 @@ package enum CatalogServer {
             startingFrom: base,
             services: services,
             variants: CatalogVariants.make(),
+            // A close that fails or runs past its timeout cannot be thrown to a request that has
+            // been answered: it is logged, with the service's name.
+            onCloseError: { error in logger.error("A scope's close failed: \(error)") },
+            closeTimeout: configuration.closeTimeout,
             instrumentation: instrumentation ?? .bootstrapped
         ) { values in
             switch configuration.databaseKind {
@@ -235,7 +241,7 @@ package enum CatalogServer {
     ///
     /// - Returns: how many history entries were deleted.
     package static func pruneHistory(_ configuration: AppConfiguration, logger: Logger) async throws -> Int {
-        let root = try makeRoot(configuration)
+        let root = try makeRoot(configuration, logger: logger)
         let job = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
         // Shuts the root down after the job, whether it succeeded or not.
         return try await root.withRunningServices(logger: logger) { try await job.runOnce() }
@@ -245,7 +251,7 @@ package enum CatalogServer {
     /// timeout, then shuts the root down, closing the database last; a PostgreSQL client stops
     /// after that.
     package static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
-        let root = try makeRoot(configuration)
+        let root = try makeRoot(configuration, logger: logger)
         var application = makeApplication(root: root, configuration: configuration, logger: logger)
         // Validated before the port binds; shut down after the server and the job have stopped
         // (a service group stops its services in reverse order).

@@ -101,8 +101,11 @@ public final class PostgresSession: Sendable {
     /// - Returns: every row, read before the next statement may run.
     /// - Throws: ``PostgresDatabaseError`` for a database error.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await withConnection { connection in
-            try await connection.query(query, logger: logger).collect()
+        let logger = logger
+        return try await inTurn { connection in
+            try await bounded(.statement, on: connection) {
+                try await connection.query(query, logger: logger).collect()
+            }
         }
     }
 
@@ -138,8 +141,11 @@ public final class PostgresSession: Sendable {
     /// - Parameter query: the statement, with its values bound by interpolation.
     /// - Throws: ``PostgresDatabaseError`` for a database error.
     public func execute(_ query: PostgresQuery) async throws {
-        try await withConnection { connection in
-            _ = try await connection.query(query, logger: logger).collect()
+        let logger = logger
+        try await inTurn { connection in
+            _ = try await bounded(.statement, on: connection) {
+                try await connection.query(query, logger: logger).collect()
+            }
         }
     }
 
@@ -149,7 +155,20 @@ public final class PostgresSession: Sendable {
     /// - Parameter body: uses the connection; it must not keep it, nor end the transaction.
     /// - Returns: what `body` returns.
     /// - Throws: what `body` throws, database errors as ``PostgresDatabaseError``.
+    ///
+    /// At the statement timeout the connection is closed, which fails what `body` waits for
+    /// from the server. (``query(_:)`` and ``execute(_:)`` also stop waiting for a statement the
+    /// driver never completes; a `body` of the caller's cannot be abandoned that way.)
     public func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        try await inTurn { connection in
+            try await withDeadline(.statement, on: connection) { try await body(connection) }
+        }
+    }
+
+    /// Runs `body` with the session's connection, its transaction begun, while no other
+    /// statement of the session runs; a database error or a timeout marks the transaction
+    /// aborted.
+    private func inTurn<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         try await gate.withTurn {
             let connection = try await leasedConnection()
             // postgres-nio drops a statement written to a connection the server has closed
@@ -159,7 +178,7 @@ public final class PostgresSession: Sendable {
                 throw PostgresDatabaseError.connectionClosed
             }
             do {
-                return try await withDeadline(.statement, on: connection) { try await body(connection) }
+                return try await body(connection)
             } catch {
                 let classified = PostgresDatabaseError.classify(error)
                 if classified is PostgresDatabaseError || classified is DatabaseTimeoutError {
@@ -169,6 +188,30 @@ public final class PostgresSession: Sendable {
             }
         }
     }
+
+    /// Runs `statement` in a task of its own and waits for it until the statement timeout: then
+    /// `connection` is closed, failing what the statement waits for; and if it still has not
+    /// returned a second later, it is abandoned, and this throws `DatabaseTimeoutError`.
+    ///
+    /// postgres-nio may never complete a statement written to a connection that is closing
+    /// (the server restarted, say), and closing it again fails nothing: without this, the
+    /// request, its scope and its lease would wait for ever.
+    private func bounded<R: Sendable>(
+        _ operation: DatabaseTimeoutError.Operation,
+        on connection: PostgresConnection,
+        _ statement: @escaping @Sendable () async throws -> R
+    ) async throws -> R {
+        let (timeout, entry) = (statementTimeout, gate.entry)
+        return try await withDeadline(operation, on: connection) {
+            try await AbandonableWork.run(statement, abandoningAfter: timeout + Self.abandonGrace) {
+                DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
+            }
+        }
+    }
+
+    /// How long past its deadline a statement whose connection was closed may take to notice,
+    /// before it is abandoned.
+    private static let abandonGrace = Duration.seconds(1)
 
     /// Runs `body`, closing `connection` if it is still running after the statement timeout:
     /// what it waits for then fails, whether the server answers or not.
@@ -200,13 +243,10 @@ public final class PostgresSession: Sendable {
         if let current { return current }
         let lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: gate.entry)
         do {
-            _ = try await withDeadline(.statement, on: lease.connection) {
-                try await lease.connection
-                    .query(
-                        mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
-                        logger: logger
-                    )
-                    .collect()
+            let (connection, logger) = (lease.connection, logger)
+            let begin: PostgresQuery = mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
+            _ = try await bounded(.statement, on: connection) {
+                try await connection.query(begin, logger: logger).collect()
             }
         } catch {
             lease.release.resume()
@@ -217,11 +257,24 @@ public final class PostgresSession: Sendable {
             return state.isFinished
         }
         if finished {
-            _ = try? await lease.connection.query("ROLLBACK", logger: logger).collect()
-            lease.release.resume()
+            let (connection, logger) = (lease.connection, logger)
+            _ = try? await bounded(.finish, on: connection) {
+                try await connection.query("ROLLBACK", logger: logger).collect()
+            }
+            await Self.end(lease)
             throw ScopedError.scopeEnded(entry: gate.entry)
         }
         return lease.connection
+    }
+
+    /// Returns a lease's connection to the client, waiting at most a second for the client to
+    /// take it back: a client that does not answer cannot hold the scope.
+    private static func end(_ lease: Lease) async {
+        lease.release.resume()
+        let leasing = lease.leasing
+        _ = try? await AbandonableWork.run({ await leasing.value }, abandoningAfter: .seconds(1)) {
+            CancellationError()
+        }
     }
 
     /// Leases a connection for as long as the returned lease is not released: a task holds
@@ -289,22 +342,23 @@ public final class PostgresSession: Sendable {
             return (state.lease, state.isAborted)
         }
         guard let lease else { return }
-        let logger = logger
-        let commit = outcome.isSuccess && !isAborted
-        let ended: Result<Void, any Error> = await Task {
-            guard !lease.connection.isClosed else { return .failure(PostgresDatabaseError.connectionClosed) }
+        let (connection, logger) = (lease.connection, logger)
+        let ending: PostgresQuery = outcome.isSuccess && !isAborted ? "COMMIT" : "ROLLBACK"
+        // In a task of its own (`bounded`), so that a cancelled scope still rolls back.
+        let ended: Result<Void, any Error>
+        if connection.isClosed {
+            ended = .failure(PostgresDatabaseError.connectionClosed)
+        } else {
             do {
-                _ = try await withDeadline(.finish, on: lease.connection) {
-                    try await lease.connection.query(commit ? "COMMIT" : "ROLLBACK", logger: logger).collect()
+                _ = try await bounded(.finish, on: connection) {
+                    try await connection.query(ending, logger: logger).collect()
                 }
-                return .success(())
+                ended = .success(())
             } catch {
-                return .failure(PostgresDatabaseError.classify(error))
+                ended = .failure(PostgresDatabaseError.classify(error))
             }
         }
-        .value
-        lease.release.resume()
-        await lease.leasing.value
+        await Self.end(lease)
         try ended.get()
         if outcome.isSuccess && isAborted {
             throw PostgresDatabaseError(

@@ -83,6 +83,7 @@ struct AppConfigurationTests {
             "environment variable DATABASE_STATEMENT_TIMEOUT"
         ),
         (["DATABASE_LEASE_TIMEOUT": "soon"], "database.leaseTimeout", "environment variable DATABASE_LEASE_TIMEOUT"),
+        (["SHUTDOWN_CLOSE_TIMEOUT": "0"], "shutdown.closeTimeout", "environment variable SHUTDOWN_CLOSE_TIMEOUT"),
     ])
     func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String)
         async throws

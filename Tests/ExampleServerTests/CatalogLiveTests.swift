@@ -106,7 +106,7 @@ struct CatalogLiveTests {
             #expect(created == .created)
             // The fixture variant lists its own catalog; production must serve the database's.
             #expect(try await titles(client, headers: [.catalog: "fixture"]) == ["Heat"])
-            for path in ["/debug/scope", "/debug/echo", "/debug/stats", "/debug/graph"] {
+            for path in ["/debug/scope", "/debug/echo", "/debug/stats", "/debug/graph", "/debug/hanging-close"] {
                 try await client.execute(uri: path, method: .get, headers: [.catalog: "fixture"]) {
                     (response: TestResponse) async throws in
                     response.expectError(.notFound, field: nil)

@@ -24,9 +24,10 @@ struct PostgresFixture {
     let url: String
     let database: String
 
-    init() throws {
-        server = try PostgresTestServer.shared()
-        let created = try server.makeDatabase()
+    /// A new database on `server`, by default the process's shared test server.
+    init(server: PostgresTestServer? = nil) throws {
+        self.server = try server ?? PostgresTestServer.shared()
+        let created = try self.server.makeDatabase()
         url = created.url
         database = created.name
     }

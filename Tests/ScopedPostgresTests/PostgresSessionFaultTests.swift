@@ -52,6 +52,52 @@ struct PostgresSessionFaultTests {
         #expect(try fixture.itemCount() == 1)
     }
 
+    @Test(arguments: ["fast", "immediate"])
+    func afterARestartDeadConnectionsAreReplacedAndWritesSucceedAgain(mode: String) async throws {
+        let fixture = try PostgresFixture(server: .dedicated())
+        try await withRoot(fixture, maximumConnections: 4) { root in
+            // Four writers at once: every connection of the pool is open when the server restarts.
+            try await withThrowingTaskGroup { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        try await root.withScope {
+                            let session = try await ScopedValues.current.postgresSession
+                            try await session.execute("INSERT INTO items (name) VALUES (\("before \(writer)"))")
+                            _ = try await session.query("SELECT pg_sleep(0.1)")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try fixture.server.restart(mode: mode)
+            // Each dead connection may fail one request, as connection lost (503), never as a
+            // hang; then a connection to the restarted server serves the writes.
+            let restarted = ContinuousClock.now
+            var refusals: [String] = []
+            var written = 0
+            while written < 8 && ContinuousClock.now - restarted < .seconds(10) {
+                let attempt = ContinuousClock.now
+                do {
+                    try await root.withScope {
+                        try await ScopedValues.current.postgresSession.execute(
+                            "INSERT INTO items (name) VALUES (\("after \(written)"))"
+                        )
+                    }
+                    written += 1
+                } catch let error as PostgresDatabaseError {
+                    refusals.append(error.kind.rawValue)
+                }
+                #expect(ContinuousClock.now - attempt < .seconds(2))
+            }
+            #expect(written == 8)
+            #expect(refusals.allSatisfy { $0 == PostgresDatabaseError.Kind.connectionLost.rawValue }, "\(refusals)")
+            #expect(refusals.count <= 4, "\(refusals)")
+            let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
+            #expect(database.statistics().leased == 0)
+        }
+        #expect(try fixture.itemCount() == 12)
+    }
+
     @Test func aFrozenServerFailsTheStatementAtItsDeadlineAndTheConnectionIsDiscarded() async throws {
         let fixture = try PostgresFixture()
         try await withRoot(fixture, statementTimeout: .milliseconds(500)) { root in

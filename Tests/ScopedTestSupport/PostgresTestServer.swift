@@ -16,13 +16,23 @@ public final class PostgresTestServer: Sendable {
     /// The password, for a server named by `POSTGRES_URL`.
     public let password: String?
     private let psqlPath: String
+    /// The cluster's data folder, binaries and server options, for a cluster this process started.
+    private let cluster: (data: String, bin: String, options: String)?
 
-    private init(host: String, port: Int, username: String, password: String?, psqlPath: String) {
+    private init(
+        host: String,
+        port: Int,
+        username: String,
+        password: String?,
+        psqlPath: String,
+        cluster: (data: String, bin: String, options: String)? = nil
+    ) {
         self.host = host
         self.port = port
         self.username = username
         self.password = password
         self.psqlPath = psqlPath
+        self.cluster = cluster
     }
 
     /// Why no server can be had, or `nil` when one can: the line a skipped suite shows.
@@ -45,6 +55,77 @@ public final class PostgresTestServer: Sendable {
     }
 
     private static let started: Result<PostgresTestServer, any Error> = Result { try start() }
+
+    /// A cluster of the caller's own, never `POSTGRES_URL`'s server.
+    ///
+    /// A fault test may restart, stop or freeze it without disturbing other tests. It is
+    /// removed when the process exits.
+    ///
+    /// - Throws: ``PostgresTestServerError`` when none can be started.
+    public static func dedicated() throws -> PostgresTestServer {
+        try startCluster()
+    }
+
+    // MARK: - Faults, on a dedicated cluster
+
+    /// Restarts the cluster with `pg_ctl restart -m mode` (`fast` or `immediate`) and waits
+    /// until it accepts connections again.
+    public func restart(mode: String) throws {
+        _ = try pgCtl(["-m", mode, "-w", "-t", "60", "restart"])
+    }
+
+    /// Stops the cluster with `pg_ctl stop -m mode`; connections to it are refused until
+    /// ``startAgain()``.
+    public func stop(mode: String) throws {
+        _ = try pgCtl(["-m", mode, "-w", "-t", "60", "stop"])
+    }
+
+    /// Starts a cluster that ``stop(mode:)`` stopped, on the same port, and waits until it
+    /// accepts connections.
+    public func startAgain() throws {
+        guard let cluster else { throw PostgresTestServerError(message: "not a cluster this process started") }
+        _ = try pgCtl(["-w", "-t", "60", "-o", cluster.options, "start"])
+    }
+
+    /// The process IDs of the cluster's server: the postmaster and every process it started.
+    public func serverProcessIDs() throws -> [pid_t] {
+        guard let cluster else { throw PostgresTestServerError(message: "not a cluster this process started") }
+        let pidFile = try String(contentsOfFile: "\(cluster.data)/postmaster.pid", encoding: .utf8)
+        guard let postmaster = pidFile.split(separator: "\n").first.flatMap({ pid_t($0) }) else {
+            throw PostgresTestServerError(message: "postmaster.pid names no process")
+        }
+        let children = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [])
+            .compactMap {
+                entry -> pid_t? in
+                guard let pid = pid_t(entry),
+                    let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                    let end = stat.lastIndex(of: ")")
+                else { return nil }
+                // After the command's closing parenthesis: state, then the parent's ID.
+                let fields = stat[stat.index(after: end)...].split(separator: " ")
+                return fields.count > 1 && pid_t(fields[1]) == postmaster ? pid : nil
+            }
+        return [postmaster] + children
+    }
+
+    /// Sends `signal` to every process of the cluster's server: `SIGSTOP` freezes it as a
+    /// wedged server or a partition looks from a client, `SIGCONT` thaws it.
+    public func signalServer(_ signal: Int32) throws {
+        for pid in try serverProcessIDs() { kill(pid, signal) }
+    }
+
+    private func pgCtl(_ arguments: [String]) throws -> Int32 {
+        guard let cluster else { throw PostgresTestServerError(message: "not a cluster this process started") }
+        let all = ["-D", cluster.data, "-l", "\(cluster.data)/../server.log"] + arguments
+        let status = try Self.spawnAndWait(
+            getuid() == 0 ? "/usr/sbin/runuser" : "\(cluster.bin)/pg_ctl",
+            (getuid() == 0 ? ["-u", "postgres", "--", "\(cluster.bin)/pg_ctl"] : []) + all
+        )
+        guard status == 0 else {
+            throw PostgresTestServerError(message: "pg_ctl \(arguments.joined(separator: " ")) exited with \(status)")
+        }
+        return status
+    }
 
     /// A database on the test server: its name, for `psql`, and its URL, for a client.
     public struct Database: Sendable {
@@ -120,6 +201,10 @@ public final class PostgresTestServer: Sendable {
                 psqlPath: binFolder.map { "\($0)/psql" } ?? "/usr/bin/psql"
             )
         }
+        return try startCluster()
+    }
+
+    private static func startCluster() throws -> PostgresTestServer {
         guard let bin = binFolder else {
             throw PostgresTestServerError(message: unavailableReason ?? "no PostgreSQL binaries")
         }
@@ -166,7 +251,8 @@ public final class PostgresTestServer: Sendable {
             port: port,
             username: "postgres",
             password: nil,
-            psqlPath: "\(bin)/psql"
+            psqlPath: "\(bin)/psql",
+            cluster: (data, bin, options)
         )
     }
 

@@ -70,6 +70,9 @@ package struct AppConfiguration: Sendable {
     var metricsEnabled: Bool
     /// How long a graceful shutdown waits for requests in flight.
     var shutdownTimeout: Duration
+    /// How long a service's close may run before it is abandoned and logged, in a request's
+    /// scope or at shutdown: `shutdown.closeTimeout`.
+    var closeTimeout: Duration
     package var logLevel: Logger.Level
 
     /// Seconds a connection may stay idle when the profile does not say.
@@ -139,6 +142,9 @@ package struct AppConfiguration: Sendable {
             debugRoutes: try values.bool("debug.routes", default: false),
             metricsEnabled: try values.bool("metrics.enabled", default: true),
             shutdownTimeout: .seconds(try values.int("shutdown.timeout", default: 10, in: 0...3600)),
+            closeTimeout: .milliseconds(
+                Int64(try values.seconds("shutdown.closeTimeout", default: 5, in: 0.01...3600) * 1000)
+            ),
             logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) }
         )
         switch (configuration.databaseKind, configuration.repositoryVariant) {

@@ -60,7 +60,7 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
 
     /// The API error for any error a request threw: itself when it is one, its status for
     /// Hummingbird's errors, 503 when the database is busy, unavailable or did not answer in
-    /// time, 507 when its disk is full, 409 for a broken PostgreSQL constraint, and 500
+    /// time or a service's close was abandoned, 507 when its disk is full, 409 for a broken PostgreSQL constraint, and 500
     /// otherwise (logged, with a message that reveals nothing).
     package init(_ error: any Error, logger: Logger) {
         switch error {
@@ -91,6 +91,14 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 self.init(database, logger: logger)
             } else if underlying.contains(where: { ($0 as? SQLiteError)?.code == .full }) {
                 self = .storageFull(error, logger: logger)
+            } else if let timeout = underlying.lazy.compactMap({ $0 as? ScopeCloseTimeoutError }).first {
+                // The work may or may not have been done: not a success, and worth a retry.
+                logger.warning("Close timeout: \(timeout)")
+                self.init(
+                    status: .serviceUnavailable,
+                    code: "close_timeout",
+                    message: "A service did not finish closing in time; the request's outcome is unknown."
+                )
             } else if underlying.contains(where: { ($0 as? SQLiteError)?.code == .busy }) {
                 logger.warning("Database busy: \(error)")
                 self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")

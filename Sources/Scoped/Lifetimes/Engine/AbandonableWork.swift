@@ -1,8 +1,9 @@
 import Synchronization
 
 /// Work run in a task of its own so that its caller can stop waiting for it: work handed off
-/// past a response, and a service's close bounded by a timeout.
-enum AbandonableWork {
+/// past a response, a service's close bounded by a timeout, and a database statement whose
+/// driver may never answer.
+package enum AbandonableWork {
     /// Runs `operation` in a task of its own and returns when it ends; or, once it has run for
     /// `timeout`, cancels it and throws `timeoutError()` without waiting for it to notice.
     ///
@@ -12,19 +13,18 @@ enum AbandonableWork {
     ///
     /// - Throws: what `operation` throws when it ends first; `timeoutError()` when the
     ///   timeout passes first.
-    static func run(
-        _ operation: @escaping @Sendable () async throws -> Void,
+    package static func run<R: Sendable>(
+        _ operation: @escaping @Sendable () async throws -> R,
         abandoningAfter timeout: Duration,
         timeoutError: @escaping @Sendable () -> any Error
-    ) async throws {
-        let race = Race()
-        try await withTaskCancellationHandler {
+    ) async throws -> R {
+        let race = Race<R>()
+        return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 race.start(continuation)
                 let work = Task {
                     do {
-                        try await operation()
-                        race.finish(.success(()))
+                        race.finish(.success(try await operation()))
                     } catch {
                         race.finish(.failure(error))
                     }
@@ -43,9 +43,9 @@ enum AbandonableWork {
 }
 
 /// The first of the work and its deadline to finish resumes the waiter; the other is ignored.
-private final class Race: Sendable {
+private final class Race<R: Sendable>: Sendable {
     private struct State {
-        var continuation: CheckedContinuation<Void, any Error>?
+        var continuation: CheckedContinuation<R, any Error>?
         var finished = false
         var onFinish: (@Sendable () -> Void)?
         var work: Task<Void, Never>?
@@ -54,7 +54,7 @@ private final class Race: Sendable {
 
     private let state = Mutex(State())
 
-    func start(_ continuation: CheckedContinuation<Void, any Error>) {
+    func start(_ continuation: CheckedContinuation<R, any Error>) {
         state.withLock { $0.continuation = continuation }
     }
 
@@ -88,8 +88,8 @@ private final class Race: Sendable {
 
     /// Resumes the waiter with `result` if nothing finished before; returns whether it did.
     @discardableResult
-    func finish(_ result: Result<Void, any Error>) -> Bool {
-        let won = state.withLock { state -> (CheckedContinuation<Void, any Error>?, (@Sendable () -> Void)?)? in
+    func finish(_ result: Result<R, any Error>) -> Bool {
+        let won = state.withLock { state -> (CheckedContinuation<R, any Error>?, (@Sendable () -> Void)?)? in
             guard !state.finished else { return nil }
             state.finished = true
             defer {

@@ -25,6 +25,12 @@ enum ReliabilitySuite {
         ("contention-pg", { try await WriterContentionScenario.run($0, on: .postgres) }),
         ("shutdown-pg", { try await GracefulShutdownScenario.run($0, on: .postgres) }),
         ("scale-out", ScaleOutScenario.run),
+        // What the things the server depends on do wrong.
+        ("pg-restart", { try PostgresRestartScenario.run($0) }),
+        ("pg-freeze", { try PostgresFreezeScenario.run($0) }),
+        ("disk-full", { try DiskFullScenario.run($0) }),
+        ("close-hang", { try CloseHangScenario.run($0) }),
+        ("health-under-fsync", { try HealthUnderFsyncScenario.run($0) }),
     ]
 
     static func main() async {
@@ -77,7 +83,7 @@ enum ReliabilitySuite {
                 result = broken
             }
             let seconds = String(format: "%.1f", (ContinuousClock.now - start).inSeconds)
-            let name = result.name.padding(toLength: 14, withPad: " ", startingAt: 0)
+            let name = result.name.padding(toLength: 18, withPad: " ", startingAt: 0)
             say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
             if !result.passed { failed.append(result.name) }
         }

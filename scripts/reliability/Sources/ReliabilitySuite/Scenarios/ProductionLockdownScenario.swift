@@ -77,6 +77,7 @@ enum ProductionLockdownScenario {
         var probes = 0
         for path in [
             "/debug/scope", "/debug/echo", "/debug/stats", "/debug/graph", "/debug/graph?format=dot",
+            "/debug/hanging-close",
             "/debug/scope?x=1",
             "/debug/", "/debug",
         ] {

@@ -17,8 +17,12 @@ struct Store: Sendable {
     let environment: [String: String]
     private let postgres: (server: PostgresTestServer, database: String)?
 
-    /// A new, empty database named after `name`.
-    init(_ backend: Backend, suite: SuiteOptions, name: String) throws {
+    /// The PostgreSQL server the database is on, for a scenario that restarts or freezes it.
+    var postgresServer: PostgresTestServer? { postgres?.server }
+
+    /// A new, empty database named after `name`; on PostgreSQL, on `server` (by default the
+    /// suite's shared cluster).
+    init(_ backend: Backend, suite: SuiteOptions, name: String, server: PostgresTestServer? = nil) throws {
         self.backend = backend
         file = suite.databaseFile(name)
         switch backend {
@@ -26,7 +30,7 @@ struct Store: Sendable {
             environment = [:]
             postgres = nil
         case .postgres:
-            let server = try PostgresTestServer.shared()
+            let server = try server ?? PostgresTestServer.shared()
             let created = try server.makeDatabase()
             environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url]
             postgres = (server, created.name)
