@@ -74,6 +74,28 @@ struct InstrumentationTests {
         #expect(attribute(close, "scoped.outcome") == "success")
     }
 
+    @Test func aRegisteredEntrysMetricsAreMadeWithTheRootSoThatABuildOnlyRecords() async throws {
+        let metrics = TestMetrics()
+        let root = ScopeRoot(
+            services: [GraphSessionKey.self, AppClockKey.self],
+            instrumentation: ScopeInstrumentation(metricsFactory: metrics)
+        )
+        // Before any build: the handles exist, at zero.
+        let builds = try metrics.expectCounter(
+            "scoped_service_builds_total",
+            [("entry", GraphSessionKey.name), ("lifetime", "scope")]
+        )
+        let closes = try metrics.expectCounter(
+            "scoped_service_closes_total",
+            [("entry", AppClockKey.name), ("lifetime", "app")]
+        )
+        #expect(builds.totalValue == 0 && closes.totalValue == 0)
+        for _ in 0..<3 { try await root.withScope { _ = try await ScopedValues.current[GraphSessionKey.self] } }
+        #expect(builds.totalValue == 3)
+        await root.shutdown()
+        #expect(closes.totalValue == 1)
+    }
+
     @Test func scopesAndServicesAreCountedByOutcomeEntryAndLifetime() async throws {
         let metrics = TestMetrics()
         let root = ScopeRoot(onCloseError: { _ in }, instrumentation: ScopeInstrumentation(metricsFactory: metrics))

@@ -221,6 +221,30 @@ struct LifetimeTests {
         await root.shutdown()
     }
 
+    @Test func aRegisteredAppServiceIsBuiltOnceReadByEveryScopeAndRefusedAfterShutdown() async throws {
+        let probe = LifetimeProbe()
+        let root = ScopeRoot(services: [AppClockKey.self]) { $0.probe = probe }
+        let read: @Sendable () async throws -> Resource = {
+            try await root.withScope { try await ScopedValues.current[AppClockKey.self] }
+        }
+        let first = try await read()
+        // Concurrent readers of the built service: the same instance, no second build.
+        try await withThrowingTaskGroup { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    let again = try await read()
+                    #expect(again === first)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(probe.builds(of: AppClockKey.name) == 1)
+        await root.shutdown()
+        #expect(probe.events.filter { $0.hasPrefix("close") } == ["close \(AppClockKey.name) success"])
+        // Published once built, but never handed out once the root has closed it.
+        await #expect(throws: ScopedError.scopeEnded(entry: AppClockKey.name)) { _ = try await read() }
+    }
+
     @Test func scopeServiceOutsideAnyScopeIsAnError() async throws {
         let error = try await #require(throws: ScopedError.self) {
             _ = try await ScopedValues.current[SessionKey.self]
