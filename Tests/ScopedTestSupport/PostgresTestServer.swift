@@ -264,10 +264,15 @@ public final class PostgresTestServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        // Through bash, which closes every other descriptor it inherited before it runs `path`:
+        // a server started mid-run (a restart) would otherwise keep another test's `Process`
+        // pipe open, and that test would wait for ever for its end. (glibc's
+        // `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift.)
+        let closingOthers = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@""#
+        let argv = (["/bin/bash", "-c", closingOthers, "bash", path] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
         guard result == 0 else { throw PostgresTestServerError(message: "cannot start \(path): error \(result)") }
         return pid
     }
