@@ -268,7 +268,8 @@ public final class PostgresTestServer: Sendable {
         // a server started mid-run (a restart) would otherwise keep another test's `Process`
         // pipe open, and that test would wait for ever for its end. (glibc's
         // `posix_spawn_file_actions_addclosefrom_np` is not visible to Swift.)
-        let closingOthers = #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@""#
+        let closingOthers =
+            #"for fd in /proc/$$/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; exec "$@""#
         let argv = (["/bin/bash", "-c", closingOthers, "bash", path] + arguments).map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0

@@ -1,0 +1,82 @@
+import Synchronization
+
+/// The closing of a scope: its built services taken out of its state and closed, newest first.
+extension ScopeContext {
+    /// Ends the scope: closes every service it built, newest first, each told `outcome`.
+    ///
+    /// A scope that built nothing returns without suspending, and, inlined into ``end(_:)``,
+    /// without an async call.
+    ///
+    /// - Returns: the closes that threw; every close is attempted.
+    @inline(__always)
+    nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
+        let (built, node) = takeBuiltServices()
+        return built.isEmpty ? [] : await close(built, in: node, outcome: outcome)
+    }
+
+    /// Marks the scope closed and takes the services it built out of its state.
+    ///
+    /// The entries move out (no copy): a closed scope keeps nothing, and a later read of its
+    /// services is refused with `scopeEnded`. Empty when the scope built nothing, or was closed.
+    private func takeBuiltServices() -> (built: SmallList<Entry>, node: ScopeNode) {
+        state.withLock { state -> (SmallList<Entry>, ScopeNode) in
+            guard !state.isClosed else { return (SmallList(), .empty) }
+            state.isClosed = true
+            isClosed.store(true, ordering: .releasing)
+            let node = state.node.take()
+            guard state.builtCount > 0 else { return (SmallList(), .empty) }
+            var entries = SmallList<Entry>()
+            swap(&entries, &state.entries)
+            // Constructions still in flight stay: their builders wake their waiters when they
+            // finish, and find the scope closed. (Built entries stay until the scope closes, so
+            // there are some only when there are more entries than services built.)
+            if entries.count > state.builtCount {
+                for entry in entries {
+                    if case .building = entry.slot { state.entries.append(entry) }
+                }
+            }
+            return (entries, node.map(ScopeNode.init) ?? .empty)
+        }
+    }
+
+    /// Closes the built services among `entries`, newest first, with `node` current.
+    ///
+    /// Closed by `withScope` inside the scope's own binding, they need no binding of their
+    /// own; closed from elsewhere (`Scope.close`, a root's shutdown), one binding serves them
+    /// all.
+    @inline(__always)
+    nonisolated(nonsending) private func close(
+        _ entries: SmallList<Entry>,
+        in node: ScopeNode,
+        outcome: ScopeOutcome
+    ) async -> [ScopeCloseError.Failure] {
+        let registry = registry
+        if Self.isCurrent(node.buffer) {
+            return await ServiceCloser.closeEach(of: entries, outcome: outcome, registry: registry)
+        }
+        return await ScopedValues.taskLocalNode.withValue(node) {
+            await ServiceCloser.closeEach(of: entries, outcome: outcome, registry: registry)
+        }
+    }
+
+    /// Ends a scope opened on a root: closes its services with `outcome` and counts it closed.
+    ///
+    /// A scope that built nothing ends without suspending, and without an async call.
+    ///
+    /// Close failures are thrown only when `outcome` is success, so that work whose services
+    /// did not close cleanly (a transaction that did not commit) never reports success; other
+    /// outcomes already carry an error of their own, and their failures go to the root's
+    /// close-error handler.
+    @usableFromInline
+    nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
+        let failures = await close(outcome)
+        #if Instrumentation
+        registry.instruments?.scopeEnded(outcome)
+        #endif
+        root.scopeClosed()
+        guard !failures.isEmpty else { return }
+        let error = ScopeCloseError(failures: failures, outcome: outcome)
+        guard outcome.isSuccess else { return registry.onCloseError(error) }
+        throw error
+    }
+}

@@ -1,0 +1,235 @@
+/// The storage of a ``ScopeNode``: what the scope is, and its overlay's open-addressing table.
+///
+/// `@unchecked Sendable`: `table`, `count` and the stamps change only through ``ScopeNode``'s
+/// mutating methods, which check (`precondition`) that the buffer is uniquely referenced, so
+/// that no task that can see it is reading; once shared it never changes, and neither does its
+/// base.
+@usableFromInline
+package final class ScopeNodeBuffer: @unchecked Sendable {
+    /// One entry of the table; a `nil` box marks an empty slot.
+    @usableFromInline
+    package struct Slot: Sendable {
+        /// The key's identity as a number, for hashing and comparing.
+        @usableFromInline var identity: UInt
+        /// The value.
+        @usableFromInline var box: AnyValueBox?
+        /// The key type (or, for objects, the object's type), for diagnostics.
+        @usableFromInline var keyType: Any.Type
+        /// What diagnostics know of the entry.
+        @usableFromInline var info: EntryInfo
+
+        @usableFromInline
+        static var empty: Slot { Slot(identity: 0, box: nil, keyType: Never.self, info: .none) }
+    }
+
+    @usableFromInline let depth: Int
+    @usableFromInline let scope: ScopeContext?
+    @usableFromInline let observer: DefaultReadObserver?
+    /// The node whose entries this one sees through; `nil` for a base.
+    @usableFromInline let base: ScopeNodeBuffer?
+    /// The overlay's slots: a power of two of them, or none for a node with no entries.
+    @usableFromInline var table: [Slot]
+    /// How many slots hold an entry.
+    @usableFromInline var count = 0
+    /// See ``ScopeNode/stampedOrigin``.
+    @usableFromInline var stampedOrigin: EntryOrigin?
+    /// See ``ScopeNode/stampedVariant``.
+    @usableFromInline var stampedVariant: UInt32 = 0
+
+    private init(
+        capacity: Int,
+        depth: Int,
+        scope: ScopeContext?,
+        observer: DefaultReadObserver?,
+        base: ScopeNodeBuffer?
+    ) {
+        precondition(capacity == 0 || capacity & (capacity - 1) == 0, "a table's capacity is a power of two")
+        precondition(base?.base == nil, "a node sees through one base, which sees through none")
+        self.depth = depth
+        self.scope = scope
+        self.observer = observer
+        self.base = base
+        self.table = Array(repeating: .empty, count: capacity)
+    }
+
+    package static func make(
+        capacity: Int,
+        depth: Int,
+        scope: ScopeContext?,
+        observer: DefaultReadObserver? = nil,
+        base: ScopeNodeBuffer? = nil
+    ) -> ScopeNodeBuffer {
+        ScopeNodeBuffer(
+            capacity: capacity,
+            depth: depth,
+            scope: scope,
+            observer: observer ?? scope?.registry.observer,
+            base: base
+        )
+    }
+
+    @inlinable
+    static func start(_ identity: UInt, mask: Int) -> Int {
+        // Fibonacci hashing of the identity, whose low bits are always zero.
+        Int(truncatingIfNeeded: (identity &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
+    }
+
+    /// The index of the slot of `table` holding `identity`, or of the empty slot where it would go.
+    ///
+    /// The table is at most half full, so the probe ends.
+    @inlinable
+    static func slotIndex(_ identity: UInt, in table: [Slot]) -> Int {
+        let mask = table.count &- 1
+        var index = start(identity, mask: mask)
+        while true {
+            let slotIdentity = table[index].identity
+            if slotIdentity == identity || slotIdentity == 0 { return index }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
+    /// the base's.
+    @inlinable
+    package func storage(for key: ObjectIdentifier) -> AnyValueBox? {
+        let identity = UInt(bitPattern: key)
+        if let found = find(identity) { return found }
+        return base?.find(identity)
+    }
+
+    /// The box stored for `identity` in this node's own table, or `nil`.
+    @inlinable
+    func find(_ identity: UInt) -> AnyValueBox? {
+        if count == 0 { return nil }
+        let index = Self.slotIndex(identity, in: table)
+        return table[index].identity == identity ? table[index].box : nil
+    }
+
+    /// The value of type `V` a box holds.
+    ///
+    /// A checked cast: only `ScopedValues`' setters store under a key, always a value of the
+    /// type the key declares.
+    @inlinable
+    package static func load<V: Sendable>(_ box: AnyValueBox, as type: V.Type) -> V {
+        (box as! ValueBox<V>).value
+    }
+
+    /// Stores `box` for `key`, replacing what was there; the node must have room.
+    @usableFromInline
+    func set(_ box: AnyValueBox, for key: Any.Type, info: EntryInfo) {
+        precondition(hasRoomForOneMore, "a node's table stays at most half full")
+        insert(
+            Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info),
+            replacing: true
+        )
+    }
+
+    /// Puts `slot` in the table; an entry already there for its key is kept unless `replacing`.
+    private func insert(_ slot: Slot, replacing: Bool) {
+        let index = Self.slotIndex(slot.identity, in: table)
+        if table[index].box == nil {
+            count += 1
+        } else if !replacing {
+            return
+        }
+        table[index] = slot
+    }
+
+    /// Whether one more entry fits without passing half the capacity.
+    @inlinable
+    package var hasRoomForOneMore: Bool { (count &+ 1) &* 2 <= table.count }
+
+    /// Overlays larger than this are flattened into a new base when a child scope opens, so
+    /// that opening a child never copies more than this many entries of its parent's.
+    @usableFromInline
+    static let flattenThreshold = 16
+
+    /// The smallest table capacity that keeps `count` entries at most half full.
+    static func capacity(for count: Int) -> Int {
+        var capacity = 4
+        while capacity < count * 2 { capacity <<= 1 }
+        return capacity
+    }
+
+    /// A node at `depth`, in `scope`, over `base`, whose overlay is a copy of this node's with
+    /// room for `extra` more entries.
+    @usableFromInline
+    package func copy(extra: Int, depth: Int, scope: ScopeContext?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
+        let copy = Self.make(
+            capacity: Self.capacity(for: count + extra),
+            depth: depth,
+            scope: scope,
+            observer: observer,
+            base: base
+        )
+        copy.insertCopies(of: self, replacing: true)
+        return copy
+    }
+
+    /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
+    /// its overlay's over them), with room for `extra` more.
+    @usableFromInline
+    package func flattened(extra: Int, depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+        guard let base else { return copy(extra: extra, depth: depth, scope: scope, base: nil) }
+        let copy = Self.make(
+            capacity: Self.capacity(for: base.count + count + extra),
+            depth: depth,
+            scope: scope,
+            observer: observer
+        )
+        copy.insertCopies(of: self, replacing: true)
+        copy.insertCopies(of: base, replacing: false)
+        return copy
+    }
+
+    /// The node of a child scope: over this node if it is a base, else over its base with a
+    /// copy of its overlay, or flattened when that overlay has grown past
+    /// ``flattenThreshold``.
+    @usableFromInline
+    package func child(extra: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+        let depth = self.depth + 1
+        guard let base else {
+            // A base with no entries (the empty root of everything) has nothing to see through.
+            let seen = count == 0 && observer == nil ? nil : self
+            return Self.make(
+                capacity: Self.capacity(for: extra),
+                depth: depth,
+                scope: scope,
+                observer: observer,
+                base: seen
+            )
+        }
+        if count > Self.flattenThreshold { return flattened(extra: extra, depth: depth, scope: scope) }
+        return copy(extra: extra, depth: depth, scope: scope, base: base)
+    }
+
+    /// Copies every entry of `source`'s table into this one, which must have room.
+    ///
+    /// An entry already here is kept unless `replacing`. Values are shared, not copied: boxes
+    /// never change.
+    private func insertCopies(of source: ScopeNodeBuffer, replacing: Bool) {
+        precondition((count + source.count) * 2 <= table.count, "a node's table stays at most half full")
+        for slot in source.table where slot.box != nil {
+            insert(slot, replacing: replacing)
+        }
+    }
+
+    /// What diagnostics know of every entry this node sees, in no particular order: the
+    /// overlay's, and the base's that the overlay does not replace.
+    package var entries: [StoredEntry] {
+        let own = table.compactMap { slot -> StoredEntry? in
+            guard let box = slot.box else { return nil }
+            return StoredEntry(
+                keyType: slot.keyType,
+                valueType: box.valueType,
+                kind: slot.info.kind,
+                lifetime: slot.info.lifetime,
+                origin: slot.info.origin,
+                variant: VariantNames.name(at: slot.info.variant)
+            )
+        }
+        guard let base else { return own }
+        let keys = Set(own.map { ObjectIdentifier($0.keyType) })
+        return own + base.entries.filter { !keys.contains(ObjectIdentifier($0.keyType)) }
+    }
+}
