@@ -49,6 +49,12 @@ let package = Package(
             // The rows with a metrics backend or a tracer exist only where Scoped has them.
             swiftSettings: instrumented ? [.define("SCOPED_INSTRUMENTATION")] : []
         ),
+        // Bytes per open scope: request scopes held open in this process, and idle WebSocket
+        // connections held open on a running ExampleServer (Benchmarks/memory.sh).
+        .executableTarget(
+            name: "ScopeMemory",
+            dependencies: [.product(name: "Scoped", package: "Scoped")]
+        ),
         // The smallest server that answers `GET /movies/{id}`: no middleware, no scope.
         .executableTarget(
             name: "MinimalCatalog",

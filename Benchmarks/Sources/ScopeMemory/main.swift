@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Scoped
+
+// Bytes per open scope, from resident memory (/proc/<pid>/status, VmRSS):
+//
+//   ScopeMemory scopes [COUNT]                 COUNT request scopes open at once in this
+//                                              process, each with one scope service built.
+//   ScopeMemory websockets PORT PID [COUNT]    COUNT idle WebSocket connections to
+//                                              ExampleServer's /movies/live on PORT; PID's
+//                                              resident memory before and after.
+//
+// Each prints one Markdown table row for BENCHMARKS.md.
+
+/// A scope service of about the size of a request's session: a class with a few fields.
+final class RequestSession: Sendable {
+    let id: Int
+    let label: String
+    init(id: Int, label: String) {
+        self.id = id
+        self.label = label
+    }
+}
+
+enum RequestSessionKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> RequestSession {
+        RequestSession(id: ScopedValues.current.requestNumber, label: "session")
+    }
+}
+
+extension ScopedValues {
+    @Entry var requestNumber: Int = 0
+}
+
+/// The resident memory of process `pid` (this one by default), in bytes.
+func residentMemory(of pid: String = "self") -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kilobytes = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+    else { return 0 }
+    return kilobytes * 1024
+}
+
+func row(_ what: String, count: Int, before: Int, after: Int) -> String {
+    let perItem = Double(after - before) / Double(count)
+    return "| \(what) | \(count) | \(before / 1024) KiB | \(after / 1024) KiB | \(Int(perItem.rounded())) |"
+}
+
+/// Opens `count` request scopes on one root, builds one scope service in each, and measures
+/// what they hold while all are open.
+func measureScopes(_ count: Int) async throws -> String {
+    let root = ScopeRoot(services: [RequestSessionKey.self])
+    // A first scope, so that what every scope shares (metadata, the root's tables) is counted
+    // before.
+    let warm = try root.openScope { $0.requestNumber = -1 }
+    _ = try await warm.run { try await ScopedValues.current[RequestSessionKey.self] }
+    try await warm.close(.success)
+    let before = residentMemory()
+    var scopes: [Scope] = []
+    scopes.reserveCapacity(count)
+    for number in 0..<count {
+        let scope = try root.openScope { $0.requestNumber = number }
+        _ = try await scope.run { try await ScopedValues.current[RequestSessionKey.self] }
+        scopes.append(scope)
+    }
+    let after = residentMemory()
+    precondition(root.openScopeCount == count)
+    for scope in scopes { try await scope.close(.success) }
+    return row("request scope open, 1 scope service built", count: count, before: before, after: after)
+}
+
+/// Opens `count` WebSocket connections to ExampleServer's `/movies/live` and measures the
+/// server's resident memory while all are open and idle.
+func measureWebSockets(port: Int, pid: String, count: Int) throws -> String {
+    // Settle: the server's first requests allocate what every connection shares.
+    var sockets: [Int32] = []
+    for _ in 0..<8 { sockets.append(try upgrade(port: port)) }
+    for fd in sockets { close(fd) }
+    sockets.removeAll()
+    Thread.sleep(forTimeInterval: 1)
+    let before = residentMemory(of: pid)
+    for _ in 0..<count { sockets.append(try upgrade(port: port)) }
+    Thread.sleep(forTimeInterval: 1)
+    let after = residentMemory(of: pid)
+    for fd in sockets { close(fd) }
+    return row("idle WebSocket connection to /movies/live (its scope open)", count: count, before: before, after: after)
+}
+
+/// A connection upgraded to a WebSocket: the request sent and the 101 read.
+func upgrade(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard connected else { throw MemoryError("connect: \(String(cString: strerror(errno)))") }
+    let request = """
+        GET /movies/live HTTP/1.1\r
+        Host: 127.0.0.1\r
+        Upgrade: websocket\r
+        Connection: Upgrade\r
+        Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r
+        Sec-WebSocket-Version: 13\r
+        \r
+
+        """
+    let bytes = Array(request.utf8)
+    guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
+        throw MemoryError("send failed")
+    }
+    var head: [UInt8] = []
+    var byte: UInt8 = 0
+    while !head.ends(with: Array("\r\n\r\n".utf8)) {
+        guard recv(fd, &byte, 1, 0) == 1 else { throw MemoryError("no upgrade response") }
+        head.append(byte)
+    }
+    guard String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
+        throw MemoryError("not upgraded: \(String(decoding: head, as: UTF8.self))")
+    }
+    return fd
+}
+
+struct MemoryError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Array where Element: Equatable {
+    func ends(with suffix: [Element]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+print("| what is held open | count | RSS before | RSS after | bytes each |")
+print("|---|---:|---:|---:|---:|")
+switch arguments.first {
+case "scopes":
+    print(try await measureScopes(arguments.dropFirst().first.flatMap(Int.init) ?? 10_000))
+case "websockets" where arguments.count >= 3:
+    print(
+        try measureWebSockets(
+            port: Int(arguments[1])!,
+            pid: arguments[2],
+            count: arguments.dropFirst(3).first.flatMap(Int.init) ?? 10_000
+        )
+    )
+default:
+    print("usage: ScopeMemory scopes [COUNT] | websockets PORT PID [COUNT]")
+    exit(2)
+}
