@@ -282,7 +282,7 @@ enum OpenAPIDocument {
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
               },
               "Busy": {
-                "description": "The database is busy; retry shortly.",
+                "description": "The database is busy (`busy`), unavailable (`database_unavailable`) or did not answer in time (`database_timeout`), or a service did not finish closing in time (`close_timeout`); retry shortly.",
                 "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
               }
             },
