@@ -134,7 +134,9 @@ struct MemoryError: Error, CustomStringConvertible {
 }
 
 extension Array where Element: Equatable {
-    func ends(with suffix: [Element]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+    func ends(with suffix: [Element]) -> Bool {
+        count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+    }
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
