@@ -146,7 +146,7 @@ extension ScopeContext {
             for waiter in waiters ?? [] { waiter.continuation.resume(throwing: error) }
             return false
         }
-        if let slot = published[id] { _ = slot.box.storeIfNil(box) }
+        if let slot = publishedSlot(for: id) { _ = slot.box.storeIfNil(box) }
         if let watchers {
             let value = link.key.value(erased: box)
             for watcher in watchers { watcher(value) }

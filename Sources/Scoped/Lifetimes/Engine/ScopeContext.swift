@@ -66,7 +66,7 @@ package final class ScopeContext: Sendable {
     /// For a root: a slot per registered app service, set once it is built.
     ///
     /// Reading a built app service then takes no lock. Empty for a scope opened on a root.
-    let published: [ObjectIdentifier: PublishedService]
+    let published: [PublishedService]
     /// Set when the scope closes: published services are then no longer handed out.
     let isClosed = Atomic<Bool>(false)
 
@@ -75,9 +75,9 @@ package final class ScopeContext: Sendable {
         self.registry = registry
         self.parentRoot = nil
         self.openScopes = OpenScopes()
-        var published: [ObjectIdentifier: PublishedService] = [:]
-        for service in registry.services where service.lifetime == .app { published[service.id] = PublishedService() }
-        self.published = published
+        // A list, not a dictionary: a root has few app services, and comparing their
+        // identities costs less than hashing one.
+        self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
     }
 
     package init(childOf parent: ScopeContext) {
@@ -85,7 +85,7 @@ package final class ScopeContext: Sendable {
         self.registry = parent.registry
         self.parentRoot = parent.root
         self.openScopes = nil
-        self.published = [:]
+        self.published = []
     }
 
     /// The application root this scope belongs to.
@@ -142,7 +142,7 @@ package final class ScopeContext: Sendable {
         let chain = ConstructionChain.ofCurrentTask
         if chain.innermost != nil { try registry.dependencies.check(link, in: chain) }
         // A built app service of the root: no lock.
-        if !published.isEmpty, let box = published[ObjectIdentifier(link.key)]?.box.load(),
+        if !published.isEmpty, let box = publishedSlot(for: ObjectIdentifier(link.key))?.box.load(),
             !isClosed.load(ordering: .acquiring)
         {
             return box
@@ -217,6 +217,12 @@ package final class ScopeContext: Sendable {
         guard let node, !isCurrent(node.buffer) else { return try await body() }
         return try await ScopedValues.taskLocalNode.withValue(node, operation: body)
     }
+    /// The slot this root publishes the app service `id` in, when it is registered.
+    func publishedSlot(for id: ObjectIdentifier) -> PublishedService? {
+        for slot in published where slot.id == id { return slot }
+        return nil
+    }
+
     /// Counts a scope opened on this root.
     package func scopeOpened() {
         #if Instrumentation
@@ -241,5 +247,9 @@ package final class ScopeContext: Sendable {
 
 /// The slot a root publishes a built app service in: set once, read without a lock.
 final class PublishedService: Sendable {
+    /// The service's key, by identity.
+    let id: ObjectIdentifier
     let box = AtomicLazyReference<AnyValueBox>()
+
+    init(id: ObjectIdentifier) { self.id = id }
 }
