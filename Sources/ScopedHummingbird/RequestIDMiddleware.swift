@@ -23,9 +23,10 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     public init() {}
 
     /// Gives the request its ID, runs the rest of the chain, and adds the ID to the response.
-    // `@concurrent`, as Hummingbird's `RouterMiddleware.handle` is: Hummingbird is built without
-    // `NonisolatedNonsendingByDefault`, which this package enables, so its async requirements
-    // run on the global executor, and an implementation must say so to match them.
+    ///
+    /// `@concurrent`, as Hummingbird's `RouterMiddleware.handle` is: Hummingbird is built without
+    /// `NonisolatedNonsendingByDefault`, which this package enables, so its async requirements
+    /// run on the global executor, and an implementation must say so to match them.
     @concurrent
     public func handle(
         _ request: Request,

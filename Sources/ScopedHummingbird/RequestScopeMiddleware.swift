@@ -59,9 +59,10 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
 
     /// Runs the rest of the chain in a new request scope, and returns its response with a body
     /// that closes the scope once it has been written.
-    // `@concurrent`, as Hummingbird's `RouterMiddleware.handle` is: Hummingbird is built without
-    // `NonisolatedNonsendingByDefault`, which this package enables, so its async requirements
-    // run on the global executor, and an implementation must say so to match them.
+    ///
+    /// `@concurrent`, as Hummingbird's `RouterMiddleware.handle` is: Hummingbird is built without
+    /// `NonisolatedNonsendingByDefault`, which this package enables, so its async requirements
+    /// run on the global executor, and an implementation must say so to match them.
     @concurrent
     public func handle(
         _ request: Request,
