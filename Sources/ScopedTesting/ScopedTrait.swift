@@ -5,10 +5,10 @@ public import Testing
 /// with entries overridden.
 ///
 /// ```swift
-/// @Suite(.scoped { $0.clock = FixedClock() })
-/// struct MovieTests {
-///     @Test(.scoped { $0.movieRepository = InMemoryMovieRepository() })
-///     func showsAMovie() async throws { … }
+/// @Suite(.scoped { $0.movieRepository = InMemoryMovieRepository() })
+/// struct MovieRepositoryTests {
+///     @Test(.scoped { $0.movieRepository = InMemoryMovieRepository.fixture() })
+///     func findsAMovie() async throws { … }
 /// }
 /// ```
 ///

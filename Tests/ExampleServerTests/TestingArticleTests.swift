@@ -1,0 +1,56 @@
+import Foundation
+import XCTest
+
+// The snippets of Testing.md (Scoped's DocC catalog), verbatim: they compile here, and run,
+// and `testingArticleShowsTheseSnippets` checks that the article still shows them.
+
+// SNIPPET-BEGIN
+import MovieCatalog
+import Scoped
+import ScopedTesting
+import Testing
+
+@Suite(.scoped { $0.movieRepository = InMemoryMovieRepository() })
+struct MovieRepositoryTests {
+    @Test func startsEmpty() async throws {
+        #expect(try await ScopedValues.current.movieRepository.movie(id: 1) == nil)
+    }
+
+    @Test(.scoped { $0.movieRepository = InMemoryMovieRepository.fixture() })
+    func findsAMovie() async throws {
+        let movie = try await ScopedValues.current.movieRepository.movie(id: 1)
+        #expect(movie?.title == "Toy Story")
+    }
+}
+// SNIPPET-END
+
+final class MovieRepositoryXCTests: XCTestCase {
+    // SNIPPET-BEGIN
+    func testFindsAMovie() async throws {
+        try await withTestScope({ $0.movieRepository = InMemoryMovieRepository.fixture() }) {
+            let movie = try await ScopedValues.current.movieRepository.movie(id: 1)
+            XCTAssertEqual(movie?.title, "Toy Story")
+        }
+    }
+    // SNIPPET-END
+}
+
+@Test func testingArticleShowsTheseSnippets() throws {
+    let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+    let article = try String(
+        contentsOf: URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Sources/Scoped/Scoped.docc/Testing.md"),
+        encoding: .utf8
+    )
+    let snippets = source.components(separatedBy: "// SNIPPET-BEGIN\n").dropFirst()
+        .map { part in
+            let body = part.components(separatedBy: "// SNIPPET-END").first ?? ""
+            // Dedented by the first line's indentation, as the article shows it.
+            let lines = body.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            let indent = lines.first?.prefix { $0 == " " }.count ?? 0
+            return lines.map { String($0.dropFirst(min(indent, $0.prefix { $0 == " " }.count))) }
+                .joined(separator: "\n")
+        }
+    #expect(snippets.count == 2)
+    for snippet in snippets { #expect(article.contains("```swift\n\(snippet)\n```"), "\(snippet)") }
+}
