@@ -6,7 +6,7 @@ import Synchronization
 /// ```swift
 /// var variants = ScopedVariants()
 /// variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
-/// variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture }
+/// variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
 /// let root = try ScopeRoot(variants: variants) { try $0.selectVariant("sqlite", of: "movieRepository") }
 /// ```
 ///
