@@ -101,12 +101,7 @@ public final class PostgresSession: Sendable {
     /// - Returns: every row, read before the next statement may run.
     /// - Throws: ``PostgresDatabaseError`` for a database error.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        let logger = logger
-        return try await inTurn { connection in
-            try await bounded(.statement, on: connection) {
-                try await connection.query(query, logger: logger).collect()
-            }
-        }
+        try await inTurn { connection in try await run(query, .statement, on: connection) }
     }
 
     /// Runs a statement in the session's transaction and hands its rows to `body` as they
@@ -141,12 +136,7 @@ public final class PostgresSession: Sendable {
     /// - Parameter query: the statement, with its values bound by interpolation.
     /// - Throws: ``PostgresDatabaseError`` for a database error.
     public func execute(_ query: PostgresQuery) async throws {
-        let logger = logger
-        try await inTurn { connection in
-            _ = try await bounded(.statement, on: connection) {
-                try await connection.query(query, logger: logger).collect()
-            }
-        }
+        try await inTurn { connection in _ = try await run(query, .statement, on: connection) }
     }
 
     /// Runs `body` with the session's connection, inside its transaction, while no other
@@ -189,21 +179,25 @@ public final class PostgresSession: Sendable {
         }
     }
 
-    /// Runs `statement` in a task of its own and waits for it until the statement timeout: then
-    /// `connection` is closed, failing what the statement waits for; and if it still has not
-    /// returned a second later, it is abandoned, and this throws `DatabaseTimeoutError`.
+    /// Runs `query` on `connection` in a task of its own and returns its rows, waiting for it
+    /// until the statement timeout: then `connection` is closed, failing what the statement
+    /// waits for; and if it still has not returned a second later, it is abandoned, and this
+    /// throws `DatabaseTimeoutError`.
     ///
     /// postgres-nio may never complete a statement written to a connection that is closing
     /// (the server restarted, say), and closing it again fails nothing: without this, the
     /// request, its scope and its lease would wait for ever.
-    private func bounded<R: Sendable>(
+    private func run(
+        _ query: PostgresQuery,
         _ operation: DatabaseTimeoutError.Operation,
-        on connection: PostgresConnection,
-        _ statement: @escaping @Sendable () async throws -> R
-    ) async throws -> R {
-        let (timeout, entry) = (statementTimeout, gate.entry)
+        on connection: PostgresConnection
+    ) async throws -> [PostgresRow] {
+        let (timeout, entry, logger) = (statementTimeout, gate.entry, logger)
         return try await withDeadline(operation, on: connection) {
-            try await AbandonableWork.run(statement, abandoningAfter: timeout + Self.abandonGrace) {
+            try await AbandonableWork.run(
+                { try await connection.query(query, logger: logger).collect() },
+                abandoningAfter: timeout + Self.abandonGrace
+            ) {
                 DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
             }
         }
@@ -243,11 +237,8 @@ public final class PostgresSession: Sendable {
         if let current { return current }
         let lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: gate.entry)
         do {
-            let (connection, logger) = (lease.connection, logger)
             let begin: PostgresQuery = mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
-            _ = try await bounded(.statement, on: connection) {
-                try await connection.query(begin, logger: logger).collect()
-            }
+            _ = try await run(begin, .statement, on: lease.connection)
         } catch {
             lease.release.resume()
             throw PostgresDatabaseError.classify(error)
@@ -257,10 +248,7 @@ public final class PostgresSession: Sendable {
             return state.isFinished
         }
         if finished {
-            let (connection, logger) = (lease.connection, logger)
-            _ = try? await bounded(.finish, on: connection) {
-                try await connection.query("ROLLBACK", logger: logger).collect()
-            }
+            _ = try? await run("ROLLBACK", .finish, on: lease.connection)
             await Self.end(lease)
             throw ScopedError.scopeEnded(entry: gate.entry)
         }
@@ -342,17 +330,15 @@ public final class PostgresSession: Sendable {
             return (state.lease, state.isAborted)
         }
         guard let lease else { return }
-        let (connection, logger) = (lease.connection, logger)
+        let connection = lease.connection
         let ending: PostgresQuery = outcome.isSuccess && !isAborted ? "COMMIT" : "ROLLBACK"
-        // In a task of its own (`bounded`), so that a cancelled scope still rolls back.
+        // In a task of its own (`run`), so that a cancelled scope still rolls back.
         let ended: Result<Void, any Error>
         if connection.isClosed {
             ended = .failure(PostgresDatabaseError.connectionClosed)
         } else {
             do {
-                _ = try await bounded(.finish, on: connection) {
-                    try await connection.query(ending, logger: logger).collect()
-                }
+                _ = try await run(ending, .finish, on: connection)
                 ended = .success(())
             } catch {
                 ended = .failure(PostgresDatabaseError.classify(error))
