@@ -9,10 +9,8 @@ import ScopedTestSupport
 /// Then the cluster is frozen again and the server gets SIGTERM: it still exits 0 in time.
 enum PostgresFreezeScenario {
     static func run(_ suite: SuiteOptions) throws -> ScenarioResult {
-        let cluster = try PostgresTestServer.dedicated()
-        let store = try Store(.postgres, suite: suite, name: "pg-freeze", server: cluster)
+        let (cluster, store, server) = try PostgresFaults.start(suite, name: "pg-freeze")
         var result = ScenarioResult("pg-freeze")
-        let server = try store.startServer(suite, profile: "development", environment: PostgresFaults.deadlines)
         defer {
             try? cluster.signalServer(SIGCONT)
             server.stop()

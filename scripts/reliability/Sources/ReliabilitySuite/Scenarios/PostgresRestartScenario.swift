@@ -8,10 +8,8 @@ import ScopedTestSupport
 /// each return; no acknowledged write is lost; nothing stays leased; SIGTERM still exits 0.
 enum PostgresRestartScenario {
     static func run(_ suite: SuiteOptions) throws -> ScenarioResult {
-        let cluster = try PostgresTestServer.dedicated()
-        let store = try Store(.postgres, suite: suite, name: "pg-restart", server: cluster)
+        let (cluster, store, server) = try PostgresFaults.start(suite, name: "pg-restart")
         var result = ScenarioResult("pg-restart")
-        let server = try store.startServer(suite, profile: "development", environment: PostgresFaults.deadlines)
         defer { server.stop() }
         let outage = Double(suite.scaled(short: 2, full: 5))
         let load = WriteLoad(port: server.port, writers: 8, name: "restart")
@@ -41,8 +39,22 @@ enum PostgresRestartScenario {
 
 /// What the PostgreSQL fault scenarios give the server, and what they accept from it.
 enum PostgresFaults {
-    /// Short deadlines, so that a frozen server fails requests in seconds.
-    static let deadlines = ["DATABASE_LEASE_TIMEOUT": "2", "DATABASE_STATEMENT_TIMEOUT": "3"]
+    /// A dedicated cluster (never the suite's shared one), a new database on it, and ExampleServer
+    /// on that database (development profile) with short deadlines, so that a frozen server
+    /// fails requests in seconds.
+    static func start(
+        _ suite: SuiteOptions,
+        name: String
+    ) throws -> (cluster: PostgresTestServer, store: Store, server: ServerProcess) {
+        let cluster = try PostgresTestServer.dedicated()
+        let store = try Store(.postgres, suite: suite, name: name, server: cluster)
+        let server = try store.startServer(
+            suite,
+            profile: "development",
+            environment: ["DATABASE_LEASE_TIMEOUT": "2", "DATABASE_STATEMENT_TIMEOUT": "3"]
+        )
+        return (cluster, store, server)
+    }
     /// The longest a request may wait with those deadlines: a lease, a statement and its
     /// rollback, and a second of slack.
     static let answerBound = 9.0
