@@ -114,7 +114,8 @@ struct ErrorBody: Decodable {
 /// Asks `GET /health` every `interval` on a thread of its own until stopped, and records how
 /// long each answer took; a request that fails counts as a failure.
 final class HealthProbe: Sendable {
-    private let latencies = Mutex<[Double]>([])
+    private let latencies = Tally()
+    private let answers = Atomic<Int>(0)
     private let failures = Mutex<[String]>([])
     private let stopped = Atomic<Bool>(false)
     private let finished = DispatchGroup()
@@ -133,7 +134,8 @@ final class HealthProbe: Sendable {
                     failures.withLock { $0.append("\(error)") }
                     connection = nil
                 }
-                latencies.withLock { $0.append((ContinuousClock.now - sent).inSeconds) }
+                latencies.record(latency: (ContinuousClock.now - sent).inSeconds)
+                answers.add(1, ordering: .relaxed)
                 Thread.sleep(forTimeInterval: interval)
             }
             finished.leave()
@@ -146,13 +148,9 @@ final class HealthProbe: Sendable {
         finished.wait()
     }
 
-    var count: Int { latencies.withLock { $0.count } }
+    var count: Int { answers.load(ordering: .relaxed) }
     var failed: [String] { failures.withLock { $0 } }
 
     /// The latency at `quantile` (0...1), in milliseconds.
-    func latency(_ quantile: Double) -> Double {
-        let sorted = latencies.withLock { $0.sorted() }
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * quantile))] * 1000
-    }
+    func latency(_ quantile: Double) -> Double { latencies.latency(quantile) }
 }
