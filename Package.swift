@@ -161,6 +161,7 @@ let package = Package(
             dependencies: [
                 "MovieCatalog",
                 "Scoped",
+                "ScopedDatabase",
                 "ScopedSQLite",
                 "ScopedPostgres",
                 "ScopedServiceLifecycle",
@@ -201,6 +202,7 @@ let package = Package(
                 "CatalogApp",
                 "MovieCatalog",
                 "Scoped",
+                "ScopedDatabase",
                 "ScopedHummingbird",
                 "ScopedSQLite",
                 "ScopedPostgres",

@@ -6,6 +6,7 @@ import HummingbirdWebSocket
 import Logging
 import MovieCatalog
 import Scoped
+import ScopedDatabase
 import ScopedHummingbird
 import PostgresNIO
 import ScopedPostgres
@@ -128,7 +129,7 @@ struct Store {
             let session = PostgresSession(client: client, mode: writing ? .readWrite : .readOnly, logger: logger)
             return (PostgresMovieRepository(session: session), { try await session.finish($0) })
         }
-        let session = SQLiteSession(database: sqlite!, mode: writing ? .immediate : .deferred)
+        let session = SQLiteSession(database: sqlite!, mode: writing ? .readWrite : .readOnly)
         return (SQLiteMovieRepository(session: session), { try await session.finish($0) })
     }
 
@@ -136,7 +137,7 @@ struct Store {
     func record(_ action: MovieChange.Action, movieID: Int, requestID: String) async throws {
         if let client {
             let session = PostgresSession(client: client, mode: .readWrite, logger: logger)
-            try await finishing(session.finish) {
+            _ = try await finishing(session.finish) {
                 try await session.execute(
                     """
                     INSERT INTO movie_changes (movie_id, action, request_id)
@@ -145,7 +146,7 @@ struct Store {
                 )
             }
         } else {
-            let session = SQLiteSession(database: sqlite!, mode: .immediate)
+            let session = SQLiteSession(database: sqlite!, mode: .readWrite)
             _ = try await finishing(session.finish) {
                 try await session.insert(
                     """

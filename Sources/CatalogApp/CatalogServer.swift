@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 package import Logging
 import Scoped
+import ScopedDatabase
 import ScopedHummingbird
 import ScopedPostgres
 import ScopedSQLite
@@ -113,10 +114,10 @@ package enum CatalogServer {
         router.add(middleware: APIErrorMiddleware(routes: table))
         router.add(
             middleware: RequestScopeMiddleware(root: root) { values, request, context in
-                // A request that may write runs every statement in one write transaction.
+                // A request that may write runs every statement in one write transaction; one
+                // that only reads sees one snapshot and never waits for a writer.
                 let readsOnly = request.method == .get || request.method == .head
-                values.sqliteTransactionMode = readsOnly ? .deferred : .immediate
-                values.postgresTransactionMode = readsOnly ? .readOnly : .readWrite
+                values.transactionMode = readsOnly ? .readOnly : .readWrite
                 try applyOverrideRule(
                     configuration,
                     to: &values,

@@ -1,13 +1,18 @@
 public import Logging
 public import PostgresNIO
 public import Scoped
+public import ScopedDatabase
 
 extension ScopedValues {
     /// How to reach the application's PostgreSQL database; set it on the application root.
     @Entry public var postgresConfiguration: PostgresConfiguration? = nil
 
-    /// How the scope's ``PostgresSession`` begins its transaction; set it where a scope opens.
-    @Entry public var postgresTransactionMode: PostgresTransactionMode = .readWrite
+    /// How the scope's ``PostgresSession`` begins its transaction.
+    @available(*, deprecated, renamed: "transactionMode")
+    public var postgresTransactionMode: TransactionMode {
+        get { transactionMode }
+        set { transactionMode = newValue }
+    }
 
     /// Where postgres-nio logs; by default nowhere.
     @Entry public var postgresLogger: Logger = Logger(
@@ -42,10 +47,7 @@ public enum PostgresClientKey: ScopedServiceKey {
     public static func makeValue() async throws -> PostgresClient {
         let values = ScopedValues.current
         guard let configuration = values.postgresConfiguration else {
-            throw PostgresConfigurationError(
-                url: "(none)",
-                problem: "no database configured: set `$0.postgresConfiguration` on the application root"
-            )
+            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
         }
         return PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: values.postgresLogger)
     }
@@ -59,13 +61,18 @@ public enum PostgresDatabaseKey: ScopedServiceKey {
     public static var name: String { "postgresDatabase" }
 
     /// Builds the service.
+    ///
+    /// - Throws: `DatabaseConfigurationError` when no `postgresConfiguration` is set; what
+    ///   ``PostgresDatabase/init(client:configuration:logger:)`` throws.
     public static func makeValue() async throws -> PostgresDatabase {
         let values = ScopedValues.current
+        guard let configuration = values.postgresConfiguration else {
+            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
+        }
         let client = try await values[PostgresClientKey.self]
-        // The client's key threw already if there is none.
         return try await PostgresDatabase(
             client: client,
-            configuration: values.postgresConfiguration!,
+            configuration: configuration,
             logger: values.postgresLogger
         )
     }
@@ -82,7 +89,7 @@ public enum PostgresSessionKey: ScopedServiceKey {
     public static func makeValue() async throws -> PostgresSession {
         let values = ScopedValues.current
         let database = try await values.postgresDatabase
-        return PostgresSession(database: database, mode: values.postgresTransactionMode)
+        return PostgresSession(database: database, mode: values.transactionMode)
     }
 
     /// Closes the service when its owning scope ends: commits or rolls back, and returns the

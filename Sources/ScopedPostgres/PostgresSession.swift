@@ -1,7 +1,7 @@
 public import Logging
 public import PostgresNIO
 public import Scoped
-import ScopedDatabase
+public import ScopedDatabase
 import Synchronization
 
 /// A request's unit of work on PostgreSQL: a connection leased from the application's client
@@ -47,7 +47,7 @@ public final class PostgresSession: Sendable {
     /// Counts the session's lease in its database's statistics, when it has one.
     private let leases: PostgresLeaseCounter?
     /// How the session begins its transaction.
-    public let mode: PostgresTransactionMode
+    public let mode: TransactionMode
     private let logger: Logger
     private let leaseTimeout: Duration
     private let statementTimeout: Duration
@@ -64,7 +64,7 @@ public final class PostgresSession: Sendable {
     ///   - statementTimeout: how long a statement, commit or rollback may run.
     public init(
         client: PostgresClient,
-        mode: PostgresTransactionMode = .readWrite,
+        mode: TransactionMode = .readWrite,
         logger: Logger,
         leaseTimeout: Duration = .seconds(5),
         statementTimeout: Duration = .seconds(10)
@@ -85,7 +85,7 @@ public final class PostgresSession: Sendable {
     /// - Parameters:
     ///   - database: the application's database.
     ///   - mode: how the transaction begins.
-    public init(database: PostgresDatabase, mode: PostgresTransactionMode = .readWrite) {
+    public init(database: PostgresDatabase, mode: TransactionMode = .readWrite) {
         self.client = database.client
         self.leases = database.leases
         self.mode = mode
@@ -101,7 +101,7 @@ public final class PostgresSession: Sendable {
     /// - Returns: every row, read before the next statement may run.
     /// - Throws: ``PostgresDatabaseError`` for a database error.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await inTurn { connection in try await run(query, .statement, on: connection) }
+        try await inTurn { connection in try await run(query, .statement, on: connection).rows }
     }
 
     /// Runs a statement in the session's transaction and hands its rows to `body` as they
@@ -131,12 +131,15 @@ public final class PostgresSession: Sendable {
         }
     }
 
-    /// Runs a statement in the session's transaction, ignoring any rows.
+    /// Runs a writing statement in the session's transaction; returns the rows it changed.
     ///
     /// - Parameter query: the statement, with its values bound by interpolation.
+    /// - Returns: the row count of PostgreSQL's command tag (`UPDATE 3` is 3), or 0 for a
+    ///   statement that reports none.
     /// - Throws: ``PostgresDatabaseError`` for a database error.
-    public func execute(_ query: PostgresQuery) async throws {
-        try await inTurn { connection in _ = try await run(query, .statement, on: connection) }
+    @discardableResult
+    public func execute(_ query: PostgresQuery) async throws -> Int {
+        try await inTurn { connection in try await run(query, .statement, on: connection).metadata.rows ?? 0 }
     }
 
     /// Runs `body` with the session's connection, inside its transaction, while no other
@@ -179,7 +182,7 @@ public final class PostgresSession: Sendable {
         }
     }
 
-    /// Runs `query` on `connection` in a task of its own and returns its rows, waiting for it
+    /// Runs `query` on `connection` in a task of its own and returns its result, waiting for it
     /// until the statement timeout: then `connection` is closed, failing what the statement
     /// waits for; and if it still has not returned a second later, it is abandoned, and this
     /// throws `DatabaseTimeoutError`.
@@ -191,11 +194,15 @@ public final class PostgresSession: Sendable {
         _ query: PostgresQuery,
         _ operation: DatabaseTimeoutError.Operation,
         on connection: PostgresConnection
-    ) async throws -> [PostgresRow] {
+    ) async throws -> PostgresQueryResult {
         let (timeout, entry, logger) = (statementTimeout, gate.entry, logger)
         return try await withDeadline(operation, on: connection) {
             try await AbandonableWork.run(
-                { try await connection.query(query, logger: logger).collect() },
+                {
+                    // The future-returning `query`: its result carries the command tag's row count.
+                    let result: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+                    return try await result.get()
+                },
                 abandoningAfter: timeout + Self.abandonGrace
             ) {
                 DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)

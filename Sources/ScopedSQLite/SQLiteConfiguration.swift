@@ -82,4 +82,16 @@ public struct SQLiteConfiguration: Sendable, Hashable {
         self.leaseTimeout = leaseTimeout
         self.statementTimeout = statementTimeout
     }
+
+    /// What makes this configuration unusable, named by its field; `nil` when it can be opened.
+    var problem: String? {
+        if path.isEmpty { return "`path` is empty" }
+        if readers < 1 { return "`readers` is \(readers); it must be at least 1" }
+        if leaseTimeout <= .zero { return "`leaseTimeout` must be positive" }
+        if statementTimeout <= .zero { return "`statementTimeout` must be positive" }
+        let versions = migrations.map(\.version)
+        if let bad = versions.first(where: { $0 < 1 }) { return "migration version \(bad) must be positive" }
+        if Set(versions).count != versions.count { return "two migrations share a version" }
+        return nil
+    }
 }

@@ -7,15 +7,31 @@ public struct SQLiteMigration: Sendable, Hashable {
     public let version: Int
     /// A name for messages: what the migration does.
     public let name: String
-    /// The SQL script that applies it.
-    public let script: String
+    /// The statements that apply it, run in order in one transaction; each may hold several
+    /// statements separated by semicolons.
+    public let statements: [String]
 
-    /// A migration to `version`, applied by running `script`.
-    public init(version: Int, name: String, script: String) {
+    /// A migration to `version`, applied by running `statements` in order.
+    ///
+    /// - Parameters:
+    ///   - version: its place in the order; unique and positive.
+    ///   - name: what it does, for messages.
+    ///   - statements: the SQL it runs.
+    public init(version: Int, name: String, statements: [String]) {
         self.version = version
         self.name = name
-        self.script = script
+        self.statements = statements
     }
+
+    /// A migration to `version`, applied by running `script`.
+    @available(*, deprecated, message: "use init(version:name:statements:), as PostgresMigration does")
+    public init(version: Int, name: String, script: String) {
+        self.init(version: version, name: name, statements: [script])
+    }
+
+    /// The statements, joined into one script.
+    @available(*, deprecated, renamed: "statements")
+    public var script: String { statements.joined(separator: ";\n") }
 }
 
 /// A migration failed: the database stays at the version before it.

@@ -1,22 +1,34 @@
 public import Scoped
+import ScopedDatabase
 
 extension ScopedValues {
     /// How to open the application's database; set it on the application root.
     @Entry public var sqliteConfiguration: SQLiteConfiguration? = nil
 
-    /// How the scope's ``SQLiteSession`` begins its transaction; set it where a scope opens
-    /// (``SQLiteTransactionMode/immediate`` for a request that writes).
-    @Entry public var sqliteTransactionMode: SQLiteTransactionMode = .deferred
+    /// How the scope's ``SQLiteSession`` begins its transaction, in SQLite's own terms.
+    ///
+    /// Set `transactionMode` instead: it means the same on PostgreSQL. A value set here wins
+    /// over it, for one release.
+    @available(*, deprecated, message: "set transactionMode (.readOnly or .readWrite), which both database layers read")
+    public var sqliteTransactionMode: SQLiteTransactionMode? {
+        get { self[SQLiteLegacyModeKey.self] }
+        set { self[SQLiteLegacyModeKey.self] = newValue }
+    }
 
     /// The application's database: opened once per root from ``sqliteConfiguration``, on first
     /// use, and closed when the root shuts down.
-    public var database: SQLiteDatabase {
+    public var sqliteDatabase: SQLiteDatabase {
         get async throws { try await self[SQLiteDatabaseKey.self] }
     }
 
-    /// The current scope's database session, committed when the scope ends well and rolled
-    /// back otherwise; one transaction unless ``sqliteTransactionMode`` is deferred and it
-    /// reads before it writes.
+    /// The application's database.
+    @available(*, deprecated, renamed: "sqliteDatabase")
+    public var database: SQLiteDatabase {
+        get async throws { try await sqliteDatabase }
+    }
+
+    /// The current scope's database session, begun as `transactionMode` says, committed when
+    /// the scope ends well and rolled back otherwise.
     public var sqliteSession: SQLiteSession {
         get async throws { try await self[SQLiteSessionKey.self] }
     }
@@ -27,16 +39,21 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
     /// Which scope owns the service.
     public static let lifetime = ScopedLifetime.app
     /// The name diagnostics and errors use.
-    public static var name: String { "database" }
+    public static var name: String { "sqliteDatabase" }
 
     /// Builds the service.
+    ///
+    /// - Throws: `DatabaseConfigurationError` when no `sqliteConfiguration` is set or a value in
+    ///   it is invalid; what ``SQLiteDatabase/init(_:)`` throws.
     public static func makeValue() async throws -> SQLiteDatabase {
         guard let configuration = ScopedValues.current.sqliteConfiguration else {
-            throw SQLiteError(
-                code: .misuse,
-                resultCode: 21,
-                message: "No database configured: set `$0.sqliteConfiguration` on the application root",
-                sql: nil
+            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "sqliteConfiguration")
+        }
+        if let problem = configuration.problem {
+            throw DatabaseConfigurationError(
+                entry: name,
+                problem: problem,
+                fix: "correct `$0.sqliteConfiguration` on the application root"
             )
         }
         return try SQLiteDatabase(configuration)
@@ -58,11 +75,20 @@ public enum SQLiteSessionKey: ScopedServiceKey {
     /// Builds the service.
     public static func makeValue() async throws -> SQLiteSession {
         let values = ScopedValues.current
-        return SQLiteSession(database: try await values.database, mode: values.sqliteTransactionMode)
+        let database = try await values.sqliteDatabase
+        if let legacy = values[SQLiteLegacyModeKey.self] {
+            return SQLiteSession(database: database, behaviour: SQLiteSession.Behaviour(legacy))
+        }
+        return SQLiteSession(database: database, mode: values.transactionMode)
     }
 
     /// Closes the service when its owning scope ends.
     public static func close(_ session: SQLiteSession, outcome: ScopeOutcome) async throws {
         try await session.finish(outcome)
     }
+}
+
+/// Where the deprecated `sqliteTransactionMode` is kept: unset unless a caller sets it.
+enum SQLiteLegacyModeKey: ScopedKey {
+    static var defaultValue: SQLiteTransactionMode? { nil }
 }

@@ -1,17 +1,16 @@
 public import Scoped
-import ScopedDatabase
+public import ScopedDatabase
 import Synchronization
 
 /// A request's unit of work on the database: a connection leased on first use, and a
 /// transaction committed when the request's scope ends well and rolled back otherwise.
 ///
-/// Read it from the scope with `try await ScopedValues.current.sqliteSession`. Its
-/// ``SQLiteTransactionMode`` decides how many transactions that is:
-/// - ``SQLiteTransactionMode/immediate``: one `BEGIN IMMEDIATE` transaction on the writer for
-///   every statement, so what the request read cannot change before it writes.
-/// - ``SQLiteTransactionMode/deferred`` (the default): a session that only reads holds one
-///   read transaction on a reader and never the write lock; its first write ends that
-///   transaction and continues in a second, `BEGIN IMMEDIATE` on the writer.
+/// Read it from the scope with `try await ScopedValues.current.sqliteSession`. The scope's
+/// `transactionMode` decides where it runs:
+/// - `.readWrite` (the default): one `BEGIN IMMEDIATE` transaction on the writer for every
+///   statement, so what the request read cannot change before it writes.
+/// - `.readOnly`: one read transaction on a reader, never the write lock; a write fails with
+///   ``SQLiteError/Code/readOnly``.
 ///
 /// Statements of one session run one at a time, even from concurrent child tasks, each for at
 /// most ``SQLiteConfiguration/statementTimeout``; the writer's run on SQLite's own threads. Once its scope has
@@ -24,16 +23,46 @@ public final class SQLiteSession: Sendable {
         case writer(SQLiteConnection)
     }
 
+    /// Where the session's statements run.
+    enum Behaviour: Sendable {
+        /// On a reader; a write fails.
+        case reader
+        /// On the writer, from the first statement.
+        case writer
+        /// On a reader until the first write, then on the writer (the deprecated `.deferred`).
+        case readerThenWriter
+
+        init(_ mode: TransactionMode) {
+            self = mode == .readOnly ? .reader : .writer
+        }
+
+        init(_ mode: SQLiteTransactionMode) {
+            self = mode == .immediate ? .writer : .readerThenWriter
+        }
+    }
+
     private let database: SQLiteDatabase
-    /// How the session begins its transaction.
-    public let mode: SQLiteTransactionMode
+    private let behaviour: Behaviour
     private let lease = Mutex<Lease?>(nil)
     private let gate: SessionGate
 
+    /// How the session begins its transaction.
+    public var mode: TransactionMode { behaviour == .reader ? .readOnly : .readWrite }
+
     /// Creates a session on `database`; it leases nothing until its first statement.
-    public init(database: SQLiteDatabase, mode: SQLiteTransactionMode = .deferred) {
+    public convenience init(database: SQLiteDatabase, mode: TransactionMode = .readWrite) {
+        self.init(database: database, behaviour: Behaviour(mode))
+    }
+
+    /// Creates a session on `database` with a mode in SQLite's own terms.
+    @available(*, deprecated, message: "pass a TransactionMode: .readOnly or .readWrite")
+    public convenience init(database: SQLiteDatabase, mode: SQLiteTransactionMode) {
+        self.init(database: database, behaviour: Behaviour(mode))
+    }
+
+    init(database: SQLiteDatabase, behaviour: Behaviour) {
         self.database = database
-        self.mode = mode
+        self.behaviour = behaviour
         self.gate = SessionGate(entry: SQLiteSessionKey.name, turnTimeout: database.configuration.leaseTimeout)
     }
 
@@ -78,8 +107,16 @@ public final class SQLiteSession: Sendable {
         writing: Bool,
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
-        try await gate.withTurn {
-            let connection = try await connection(writing: writing || mode == .immediate)
+        if writing && behaviour == .reader {
+            throw SQLiteError(
+                code: .readOnly,
+                resultCode: 8,
+                message: "\(gate.entry) is read-only: its scope set transactionMode = .readOnly",
+                sql: nil
+            )
+        }
+        return try await gate.withTurn {
+            let connection = try await connection(writing: writing || behaviour == .writer)
             return try await database.run(on: connection, operation: .statement, entry: gate.entry, body)
         }
     }

@@ -1,4 +1,8 @@
-/// How a ``SQLiteSession`` begins its transaction, in SQLite's own terms.
+/// How a ``SQLiteSession`` begins its transaction, in SQLite's own terms: what the deprecated
+/// `sqliteTransactionMode` entry takes.
+///
+/// Use `TransactionMode` instead, which both database layers read: `.readWrite` is
+/// ``immediate``, and `.readOnly` is ``deferred`` without the move to the writer.
 public enum SQLiteTransactionMode: String, Hashable, Sendable, CustomStringConvertible {
     /// Reads run on a reader in a read transaction; the first write ends it and moves to the
     /// writer in a new `BEGIN IMMEDIATE` transaction. The fallback for work that does not know

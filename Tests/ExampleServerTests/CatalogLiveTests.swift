@@ -134,7 +134,7 @@ struct CatalogLiveTests {
                 #expect(entries["movieRepository"]?.variant == "fixture")
                 #expect(entries["movieRepository"]?.origin == .override(depth: 1))
                 #expect(entries["requestID"]?.origin == .override(depth: 1))
-                #expect(entries["database"]?.lifetime == .app)
+                #expect(entries["sqliteDatabase"]?.lifetime == .app)
                 #expect(entries["sqliteSession"]?.lifetime == .scope)
             }
         }

@@ -35,7 +35,7 @@ let noteMigrations = [
     SQLiteMigration(
         version: 1,
         name: "notes",
-        script: "CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT NOT NULL)"
+        statements: ["CREATE TABLE notes (id INTEGER PRIMARY KEY, title TEXT NOT NULL)"]
     )
 ]
 

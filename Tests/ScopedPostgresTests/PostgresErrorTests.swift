@@ -11,7 +11,7 @@ struct PostgresErrorTests {
     /// The error a statement run in its own scope throws.
     private func error(of query: PostgresQuery, on root: ScopeRoot) async -> PostgresDatabaseError? {
         do {
-            try await root.withScope { try await ScopedValues.current.postgresSession.execute(query) }
+            _ = try await root.withScope { try await ScopedValues.current.postgresSession.execute(query) }
             return nil
         } catch {
             return error as? PostgresDatabaseError
@@ -21,7 +21,7 @@ struct PostgresErrorTests {
     @Test func constraintViolationsSerializationFailuresAndAFullServerHaveTheirKinds() async throws {
         let fixture = try PostgresFixture()
         try await fixture.withRoot { root in
-            try await root.withScope {
+            _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('taken')")
             }
             let duplicate = await error(of: "INSERT INTO items (name) VALUES ('taken')", on: root)
@@ -73,7 +73,7 @@ struct PostgresErrorTests {
             #expect(lost?.kind == .connectionLost)
             #expect(root.openScopeCount == 0)
             // The pool replaces the connection: the next scope works.
-            try await root.withScope {
+            _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('next')")
             }
         }

@@ -78,7 +78,7 @@ struct PostgresSessionFaultTests {
             while written < 8 && ContinuousClock.now - restarted < .seconds(10) {
                 let attempt = ContinuousClock.now
                 do {
-                    try await root.withScope {
+                    _ = try await root.withScope {
                         try await ScopedValues.current.postgresSession.execute(
                             "INSERT INTO items (name) VALUES (\("after \(written)"))"
                         )
@@ -120,7 +120,7 @@ struct PostgresSessionFaultTests {
             // Nothing is left leased, and the next request is served on another connection.
             let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
             #expect(database.statistics().leased == 0)
-            try await root.withScope {
+            _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\("next"))")
             }
         }
@@ -147,7 +147,7 @@ struct PostgresSessionFaultTests {
             release.fire()
             try await holder.value
             // The connection the late lease would have taken went back: the pool serves again.
-            try await root.withScope { try await ScopedValues.current.postgresSession.execute("SELECT 1") }
+            _ = try await root.withScope { try await ScopedValues.current.postgresSession.execute("SELECT 1") }
         }
     }
 }

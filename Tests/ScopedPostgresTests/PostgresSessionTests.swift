@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import Scoped
+import ScopedDatabase
 import ScopedPostgres
 import ScopedTestSupport
 import Testing
@@ -14,7 +15,7 @@ struct PostgresSessionTests {
     @Test func aScopeCommitsWhenItEndsWellAndRollsBackWhenItThrowsOrIsCancelled() async throws {
         let fixture = try PostgresFixture()
         try await fixture.withRoot { root in
-            try await root.withScope {
+            _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\("kept"))")
             }
             await #expect(throws: Failure.self) {
@@ -129,11 +130,11 @@ struct PostgresSessionTests {
         let fixture = try PostgresFixture()
         try await fixture.withRoot { root in
             await #expect(throws: PostgresDatabaseError.self) {
-                try await root.withScope({ $0.postgresTransactionMode = .readOnly }) {
+                try await root.withScope({ $0.transactionMode = .readOnly }) {
                     try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('x')")
                 }
             }
-            let count = try await root.withScope({ $0.postgresTransactionMode = .readOnly }) {
+            let count = try await root.withScope({ $0.transactionMode = .readOnly }) {
                 try await ScopedValues.current.postgresSession.query("SELECT count(*) FROM items")[0].decode(Int.self)
             }
             #expect(count == 0)

@@ -23,7 +23,7 @@ struct ScopeRootServicePostgresTests {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             try await service.ready()
-            try await root.withScope {
+            _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\("one"))")
             }
             await group.triggerGracefulShutdown()

@@ -123,7 +123,7 @@ struct SQLiteDatabaseTests {
         let broken = SQLiteMigration(
             version: 3,
             name: "add broken index",
-            script: "CREATE TABLE extra (x); CREATE INDEX i ON nowhere (x);"
+            statements: ["CREATE TABLE extra (x); CREATE INDEX i ON nowhere (x);"]
         )
         let error = try #require(throws: SQLiteMigrationError.self) {
             try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema + [broken]))

@@ -9,7 +9,8 @@ enum SQLiteMigrationFixture {
     static let movies = SQLiteMigration(
         version: 1,
         name: "create movies",
-        script: """
+        statements: [
+            """
             CREATE TABLE movies (
                 id INTEGER PRIMARY KEY,
                 title TEXT NOT NULL UNIQUE,
@@ -17,16 +18,19 @@ enum SQLiteMigrationFixture {
                 director TEXT
             );
             """
+        ]
     )
     static let ratings = SQLiteMigration(
         version: 2,
         name: "create ratings",
-        script: """
+        statements: [
+            """
             CREATE TABLE ratings (
                 movie_id INTEGER NOT NULL REFERENCES movies(id) ON DELETE CASCADE,
                 stars INTEGER NOT NULL CHECK (stars BETWEEN 1 AND 5)
             );
             """
+        ]
     )
 }
 

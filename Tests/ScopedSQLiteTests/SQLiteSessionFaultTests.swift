@@ -40,7 +40,7 @@ struct SQLiteSessionFaultTests {
     @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
         let folder = try TemporaryFolder()
         let database = try openDatabase(folder)
-        let session = SQLiteSession(database: database, mode: .deferred)
+        let session = SQLiteSession(database: database, mode: .readWrite)
         try await session.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
         try await session.finish(.success)
         // As an unstructured task that kept the session past its request would use it.
@@ -60,7 +60,7 @@ struct SQLiteSessionFaultTests {
     @Test func finishWaitsForTheStatementInFlight() async throws {
         let folder = try TemporaryFolder()
         let database = try openDatabase(folder, statementTimeout: .milliseconds(300))
-        let session = SQLiteSession(database: database, mode: .immediate)
+        let session = SQLiteSession(database: database, mode: .readWrite)
         let order = Recorder<String>()
         let statement = Task {
             _ = try? await session.scalar(slowQuery, as: Int.self)
@@ -118,8 +118,8 @@ struct SQLiteSessionFaultTests {
         let database = try openDatabase(folder, readers: 1, statementTimeout: .seconds(30))
         // One slow write on the writer and one slow read on the reader: as many blocking
         // statements as this machine has cooperative threads.
-        let writer = SQLiteSession(database: database, mode: .immediate)
-        let reader = SQLiteSession(database: database)
+        let writer = SQLiteSession(database: database, mode: .readWrite)
+        let reader = SQLiteSession(database: database, mode: .readOnly)
         let order = Recorder<String>()
         let write = Task {
             _ = try? await writer.execute(slowInsert)
@@ -147,7 +147,7 @@ struct SQLiteSessionFaultTests {
     @Test func aFullDiskIsItsOwnErrorAndNothingAcknowledgedIsLost() async throws {
         let folder = try TemporaryFolder()
         let database = try openDatabase(folder)
-        let setUp = SQLiteSession(database: database, mode: .immediate)
+        let setUp = SQLiteSession(database: database, mode: .readWrite)
         // The writer may not grow the file past its current pages: a full disk, as SQLite sees it.
         let pages = try await setUp.scalar("PRAGMA page_count", as: Int.self) ?? 0
         _ = try await setUp.scalar(SQL(stringLiteral: "PRAGMA max_page_count = \(pages + 2)"), as: Int.self)
@@ -155,7 +155,7 @@ struct SQLiteSessionFaultTests {
         var acknowledged = 0
         var failure: SQLiteError?
         for index in 0..<10_000 where failure == nil {
-            let session = SQLiteSession(database: database, mode: .immediate)
+            let session = SQLiteSession(database: database, mode: .readWrite)
             do {
                 try await session.execute(
                     "INSERT INTO movies (title, year) VALUES (\(String(repeating: "x", count: 500) + "\(index)"), \(2000))"

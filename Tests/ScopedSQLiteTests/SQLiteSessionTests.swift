@@ -1,5 +1,6 @@
 import Foundation
 import Scoped
+import ScopedDatabase
 import ScopedSQLite
 import Testing
 import ScopedTestSupport
@@ -38,7 +39,7 @@ struct SQLiteSessionTests {
     @Test func missingConfigurationIsReportedByValidation() async throws {
         let root = ScopeRoot(services: [SQLiteDatabaseKey.self])
         let problems = await root.validate()
-        #expect(problems.map(\.entry) == ["database"])
+        #expect(problems.map(\.entry) == ["sqliteDatabase"])
         #expect(problems.first?.message.contains("sqliteConfiguration") == true)
     }
 
@@ -82,7 +83,7 @@ struct SQLiteSessionTests {
         request.cancel()
         await #expect(throws: CancellationError.self) { try await request.value }
         #expect(try await count(root) == 0)
-        let database = try await root.withScope { try await ScopedValues.current.database }
+        let database = try await root.withScope { try await ScopedValues.current.sqliteDatabase }
         #expect(database.idleConnectionCount == 5)
         await root.shutdown()
     }
@@ -93,7 +94,7 @@ struct SQLiteSessionTests {
         let readerStarted = AsyncStream.makeStream(of: Void.self)
         let writerDone = AsyncStream.makeStream(of: Void.self)
         let reader = Task {
-            try await root.withScope { () -> [Int] in
+            try await root.withScope({ $0.transactionMode = .readOnly }) { () -> [Int] in
                 let session = try await ScopedValues.current.sqliteSession
                 let before = try await session.scalar("SELECT count(*) FROM movies", as: Int.self) ?? -1
                 readerStarted.continuation.yield()
@@ -125,10 +126,44 @@ struct SQLiteSessionTests {
         await root.shutdown()
     }
 
-    @Test func aSessionsFirstWriteAfterReadsMovesToTheWriter() async throws {
+    @Test func aReadWriteSessionHoldsTheWriterFromItsFirstRead() async throws {
         let folder = try TemporaryFolder()
         let root = makeRoot(folder)
         try await root.withScope {
+            let session = try await ScopedValues.current.sqliteSession
+            #expect(session.mode == .readWrite)
+            #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
+            #expect(session.isWriting)
+            let id = try await session.insert("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
+            #expect(id == 1)
+            #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 1)
+        }
+        #expect(try await count(root) == 1)
+        await root.shutdown()
+    }
+
+    @Test func aReadOnlySessionReadsOnAReaderAndRefusesWrites() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        let error = await #expect(throws: SQLiteError.self) {
+            try await root.withScope({ $0.transactionMode = .readOnly }) {
+                let session = try await ScopedValues.current.sqliteSession
+                #expect(session.mode == .readOnly)
+                #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
+                #expect(session.isActive && !session.isWriting)
+                try await session.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
+            }
+        }
+        #expect(error?.code == .readOnly)
+        #expect(error?.message.contains("transactionMode = .readOnly") == true)
+        #expect(try await count(root) == 0)
+        await root.shutdown()
+    }
+
+    @Test func theDeprecatedDeferredModeStillMovesToTheWriterAtItsFirstWrite() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(folder)
+        try await root.withScope({ $0.sqliteTransactionMode = .deferred }) {
             let session = try await ScopedValues.current.sqliteSession
             #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
             #expect(!session.isWriting)
@@ -166,7 +201,10 @@ struct SQLiteSessionTests {
         }
         var insertError: (any Error)?
         do {
-            try await root.withScope({ $0.sqliteTransactionMode = mode }) {
+            try await root.withScope({
+                // `.readWrite` is what `.immediate` was; `.deferred` remains only under the deprecated entry.
+                if mode == .immediate { $0.transactionMode = .readWrite } else { $0.sqliteTransactionMode = mode }
+            }) {
                 let session = try await ScopedValues.current.sqliteSession
                 let id = try #require(
                     try await session.scalar("SELECT id FROM movies WHERE title = \("Heat")", as: Int.self)
@@ -198,7 +236,7 @@ struct SQLiteSessionTests {
         // Ten thousand at once on three connections wait longer than the default lease
         // timeout, which would refuse the latest: this test is about every connection coming back.
         let root = makeRoot(folder, readers: 2, leaseTimeout: .seconds(600))
-        let database = try await root.withScope { try await ScopedValues.current.database }
+        let database = try await root.withScope { try await ScopedValues.current.sqliteDatabase }
         // Each writer reads its own uncommitted insert back through its session: only the
         // connection that holds its transaction can see it. Each reader counts leased
         // connections while it holds one: never more than the pool has.

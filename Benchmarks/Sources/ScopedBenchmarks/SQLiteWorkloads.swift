@@ -12,11 +12,13 @@ func sqliteWorkloads() throws -> [Workload] {
     let schema = SQLiteMigration(
         version: 1,
         name: "movies",
-        script: """
+        statements: [
+            """
             CREATE TABLE movies (id INTEGER PRIMARY KEY, title TEXT NOT NULL, year INTEGER NOT NULL);
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
             INSERT INTO movies (id, title, year) SELECT i, 'Movie ' || i, 1900 + i % 100 FROM n;
             """
+        ]
     )
     func root(_ name: String, synchronous: SQLiteConfiguration.Synchronous) -> ScopeRoot {
         let configuration = SQLiteConfiguration(
@@ -42,7 +44,7 @@ func sqliteWorkloads() throws -> [Workload] {
     var grdbConfiguration = Configuration()
     grdbConfiguration.maximumReaderCount = 4
     let pool = try DatabasePool(path: folder.appending(path: "grdb.sqlite").path, configuration: grdbConfiguration)
-    try pool.write { db in try db.execute(sql: schema.script) }
+    try pool.write { db in for statement in schema.statements { try db.execute(sql: statement) } }
 
     let insertCounter = Counter()
     return [

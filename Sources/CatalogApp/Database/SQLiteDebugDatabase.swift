@@ -9,7 +9,7 @@ struct SQLiteDebugDatabase: DebugDatabase {
     }
 
     func statistics() async throws -> DatabaseStatistics {
-        let statistics = try await ScopedValues.current.database.statistics()
+        let statistics = try await ScopedValues.current.sqliteDatabase.statistics()
         return DatabaseStatistics(connections: statistics.connections, leased: statistics.leased)
     }
 }

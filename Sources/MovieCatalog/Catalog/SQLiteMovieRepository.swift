@@ -4,14 +4,15 @@ package import ScopedSQLite
 /// The production repository: the request's SQLite session, read from the scope at each call, so every statement of a
 /// request runs in that request's session. (The hand-wired server of the load benchmark passes a session instead.)
 ///
-/// A request that writes opens its scope with ``ScopedSQLite/SQLiteTransactionMode/immediate``, so its checks and its
+/// A request that writes opens its scope with `TransactionMode.readWrite`, so its checks and its
 /// writes share one transaction; a read-only request reads in one read transaction.
 package struct SQLiteMovieRepository: MovieRepository {
     package static let migrations = [
         SQLiteMigration(
             version: 1,
             name: "create movies and ratings",
-            script: """
+            statements: [
+                """
                 CREATE TABLE movies (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     title TEXT NOT NULL,
@@ -25,11 +26,13 @@ package struct SQLiteMovieRepository: MovieRepository {
                 );
                 CREATE INDEX ratings_by_movie ON ratings (movie_id);
                 """
+            ]
         ),
         SQLiteMigration(
             version: 2,
             name: "create movie_changes",
-            script: """
+            statements: [
+                """
                 CREATE TABLE movie_changes (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     movie_id INTEGER NOT NULL,
@@ -39,6 +42,7 @@ package struct SQLiteMovieRepository: MovieRepository {
                 );
                 CREATE INDEX movie_changes_by_movie ON movie_changes (movie_id);
                 """
+            ]
         ),
     ]
 

@@ -3,6 +3,7 @@ package import Hummingbird
 package import HummingbirdWebSocket
 package import Logging
 package import Scoped
+import ScopedDatabase
 import ScopedHummingbird
 import ScopedHummingbirdWebSocket
 import ScopedSQLite
@@ -28,7 +29,7 @@ package struct LiveRatings: Sendable {
         router.ws(
             "/movies/live",
             root: root,
-            update: { values, _, _ in values.sqliteTransactionMode = .immediate }
+            update: { values, _, _ in values.transactionMode = .readWrite }
         ) { inbound, outbound, context in
             let requestID = ScopedValues.current.requestID ?? context.requestContext.id
             try await inbound.forEachMessage(maxSize: Self.maximumMessageSize) { message in

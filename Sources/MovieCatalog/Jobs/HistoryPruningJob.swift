@@ -1,5 +1,6 @@
 package import Logging
 package import Scoped
+import ScopedDatabase
 import ScopedHummingbird
 import ScopedSQLite
 import ServiceLifecycle
@@ -65,7 +66,7 @@ package struct HistoryPruningJob: Service {
     /// - Returns: how many history entries it deleted.
     package func runOnce() async throws -> Int {
         try await root.withScope({
-            $0.sqliteTransactionMode = .immediate
+            $0.transactionMode = .readWrite
             $0.requestID = "job:history-pruning"
         }) {
             try await ScopedValues.current.movieHistory.prune(olderThan: retention)
