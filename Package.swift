@@ -85,7 +85,7 @@ let package = Package(
             // The core holds no unsafe construct: the compiler checks it.
             swiftSettings: [.strictMemorySafety()]
         ),
-        .target(name: "ScopedTesting", dependencies: ["Scoped"]),
+        .target(name: "ScopedTesting", dependencies: ["Scoped", "ScopedDatabase"]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -251,6 +251,7 @@ let package = Package(
             dependencies: [
                 "ScopedPostgres",
                 "ScopedDatabase",
+                "ScopedTesting",
                 "ScopedServiceLifecycle",
                 "ScopedTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),

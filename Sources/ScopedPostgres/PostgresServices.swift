@@ -88,6 +88,9 @@ public enum PostgresSessionKey: ScopedServiceKey {
     /// Builds the service.
     public static func makeValue() async throws -> PostgresSession {
         let values = ScopedValues.current
+        if let test = values[PostgresTestTransactionKey.self] {
+            return PostgresSession(test: test, mode: values.transactionMode)
+        }
         let database = try await values.postgresDatabase
         return PostgresSession(database: database, mode: values.transactionMode)
     }

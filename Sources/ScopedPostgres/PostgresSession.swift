@@ -31,9 +31,18 @@ public final class PostgresSession: Sendable {
     /// The leased connection and how to give it back.
     private struct Lease: Sendable {
         let connection: PostgresConnection
-        /// Resumed to end the lease: the leasing task then returns the connection to the pool.
-        let release: CheckedContinuation<Void, Never>
-        let leasing: Task<Void, Never>
+        /// Gives the connection back, waiting at most a second for its owner to take it.
+        let giveBack: @Sendable () async -> Void
+        /// The session runs in a savepoint of a test's transaction, not in a transaction of its own.
+        let isSavepoint: Bool
+    }
+
+    /// Where the session's connection comes from.
+    private enum Source: Sendable {
+        /// The application's client, counted in its database's statistics when it has one.
+        case client(PostgresClient, leases: PostgresLeaseCounter?)
+        /// A test's connection (`.scoped(database: .postgres(…))`), in its transaction.
+        case test(PostgresTestTransaction)
     }
 
     private struct State: Sendable {
@@ -43,9 +52,7 @@ public final class PostgresSession: Sendable {
         var isFinished = false
     }
 
-    private let client: PostgresClient
-    /// Counts the session's lease in its database's statistics, when it has one.
-    private let leases: PostgresLeaseCounter?
+    private let source: Source
     /// How the session begins its transaction.
     public let mode: TransactionMode
     private let logger: Logger
@@ -69,8 +76,7 @@ public final class PostgresSession: Sendable {
         leaseTimeout: Duration = .seconds(5),
         statementTimeout: Duration = .seconds(10)
     ) {
-        self.client = client
-        self.leases = nil
+        self.source = .client(client, leases: nil)
         self.mode = mode
         self.logger = logger
         self.leaseTimeout = leaseTimeout
@@ -86,12 +92,21 @@ public final class PostgresSession: Sendable {
     ///   - database: the application's database.
     ///   - mode: how the transaction begins.
     public init(database: PostgresDatabase, mode: TransactionMode = .readWrite) {
-        self.client = database.client
-        self.leases = database.leases
+        self.source = .client(database.client, leases: database.leases)
         self.mode = mode
         self.logger = database.logger
         self.leaseTimeout = database.configuration.leaseTimeout
         self.statementTimeout = database.configuration.statementTimeout
+        self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
+    }
+
+    /// A session on a test's connection, in a savepoint of the test's transaction.
+    init(test: PostgresTestTransaction, mode: TransactionMode) {
+        self.source = .test(test)
+        self.mode = mode
+        self.logger = Logger(label: "scoped.postgres.test", factory: { _ in SwiftLogNoOpLogHandler() })
+        self.leaseTimeout = test.configuration.leaseTimeout
+        self.statementTimeout = test.configuration.statementTimeout
         self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
@@ -242,12 +257,22 @@ public final class PostgresSession: Sendable {
             return state.lease?.connection
         }
         if let current { return current }
-        let lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: gate.entry)
+        let lease: Lease
+        switch source {
+        case .client(let client, let leases):
+            lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: gate.entry)
+        case .test(let test):
+            let timeout = leaseTimeout
+            let entry = gate.entry
+            let permit = try await test.turn.acquire(waitingAtMost: timeout) {
+                DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
+            }
+            lease = Lease(connection: test.connection, giveBack: { test.turn.release(permit) }, isSavepoint: true)
+        }
         do {
-            let begin: PostgresQuery = mode == .readOnly ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN"
-            _ = try await run(begin, .statement, on: lease.connection)
+            for statement in beginning(lease) { _ = try await run(statement, .statement, on: lease.connection) }
         } catch {
-            lease.release.resume()
+            await lease.giveBack()
             throw PostgresDatabaseError.classify(error)
         }
         let finished = state.withLock { state in
@@ -255,21 +280,32 @@ public final class PostgresSession: Sendable {
             return state.isFinished
         }
         if finished {
-            _ = try? await run("ROLLBACK", .finish, on: lease.connection)
-            await Self.end(lease)
+            for statement in ending(lease, commit: false) {
+                _ = try? await run(statement, .finish, on: lease.connection)
+            }
+            await lease.giveBack()
             throw ScopedError.scopeEnded(entry: gate.entry)
         }
         return lease.connection
     }
 
-    /// Returns a lease's connection to the client, waiting at most a second for the client to
-    /// take it back: a client that does not answer cannot hold the scope.
-    private static func end(_ lease: Lease) async {
-        lease.release.resume()
-        let leasing = lease.leasing
-        _ = try? await AbandonableWork.run({ await leasing.value }, abandoningAfter: .seconds(1)) {
-            CancellationError()
+    /// The statements that begin the session's transaction on `lease`.
+    private func beginning(_ lease: Lease) -> [PostgresQuery] {
+        switch (lease.isSavepoint, mode) {
+        case (false, .readOnly): ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"]
+        case (false, .readWrite): ["BEGIN"]
+        // Set inside the savepoint, so that rolling back to it unsets it.
+        case (true, .readOnly): ["SAVEPOINT scoped_session", "SET LOCAL transaction_read_only = on"]
+        case (true, .readWrite): ["SAVEPOINT scoped_session"]
         }
+    }
+
+    /// The statements that end the session's transaction on `lease`, committing it or not.
+    private func ending(_ lease: Lease, commit: Bool) -> [PostgresQuery] {
+        guard lease.isSavepoint else { return [commit ? "COMMIT" : "ROLLBACK"] }
+        // A read-only savepoint is always rolled back to, which also unsets its read-only mode.
+        if commit && mode == .readWrite { return ["RELEASE SAVEPOINT scoped_session"] }
+        return ["ROLLBACK TO SAVEPOINT scoped_session", "RELEASE SAVEPOINT scoped_session"]
     }
 
     /// Leases a connection for as long as the returned lease is not released: a task holds
@@ -298,23 +334,32 @@ public final class PostgresSession: Sendable {
                 handOver.deliver(.failure(PostgresDatabaseError.classify(error)))
             }
         }
-        let (connection, release) = try await DeadlineWatchdog.shared.run(
-            within: timeout,
-            operation: .lease,
-            entry: entry,
-            expire: {
-                handOver.deliver(.failure(CancellationError()))
-                leasing.cancel()
+        let (connection, release): (PostgresConnection, CheckedContinuation<Void, Never>) =
+            try await DeadlineWatchdog.shared.run(
+                within: timeout,
+                operation: .lease,
+                entry: entry,
+                expire: {
+                    handOver.deliver(.failure(CancellationError()))
+                    leasing.cancel()
+                }
+            ) {
+                try await withTaskCancellationHandler {
+                    try await handOver.value()
+                } onCancel: {
+                    handOver.deliver(.failure(CancellationError()))
+                    leasing.cancel()
+                }
             }
-        ) {
-            try await withTaskCancellationHandler {
-                try await handOver.value()
-            } onCancel: {
-                handOver.deliver(.failure(CancellationError()))
-                leasing.cancel()
+        // Returns the connection to the client, waiting at most a second for the client to take
+        // it back: a client that does not answer cannot hold the scope.
+        let giveBack: @Sendable () async -> Void = {
+            release.resume()
+            _ = try? await AbandonableWork.run({ await leasing.value }, abandoningAfter: .seconds(1)) {
+                CancellationError()
             }
         }
-        return Lease(connection: connection, release: release, leasing: leasing)
+        return Lease(connection: connection, giveBack: giveBack, isSavepoint: false)
     }
 
     /// Ends the session: commits on success, rolls back otherwise, and returns the connection.
@@ -338,20 +383,21 @@ public final class PostgresSession: Sendable {
         }
         guard let lease else { return }
         let connection = lease.connection
-        let ending: PostgresQuery = outcome.isSuccess && !isAborted ? "COMMIT" : "ROLLBACK"
         // In a task of its own (`run`), so that a cancelled scope still rolls back.
         let ended: Result<Void, any Error>
         if connection.isClosed {
             ended = .failure(PostgresDatabaseError.connectionClosed)
         } else {
             do {
-                _ = try await run(ending, .finish, on: connection)
+                for statement in ending(lease, commit: outcome.isSuccess && !isAborted) {
+                    _ = try await run(statement, .finish, on: connection)
+                }
                 ended = .success(())
             } catch {
                 ended = .failure(PostgresDatabaseError.classify(error))
             }
         }
-        await Self.end(lease)
+        await lease.giveBack()
         try ended.get()
         if outcome.isSuccess && isAborted {
             throw PostgresDatabaseError(

@@ -22,8 +22,17 @@ public final class SQLiteDatabase: Sendable {
     /// - Throws: ``SQLiteError`` naming the file when it cannot be opened (``SQLiteError/Code/cantOpen``)
     ///   or is not a database (``SQLiteError/Code/corrupt``); ``SQLiteMigrationError`` when a
     ///   migration fails.
-    public init(_ configuration: SQLiteConfiguration) throws {
+    public convenience init(_ configuration: SQLiteConfiguration) throws {
+        try self.init(configuration, closesWithItsRoot: true)
+    }
+
+    /// Whether a root that read it as `sqliteDatabase` closes it at shutdown: not when a test
+    /// lent it (``SQLiteTestDatabase``), which closes it itself.
+    let closesWithItsRoot: Bool
+
+    init(_ configuration: SQLiteConfiguration, closesWithItsRoot: Bool) throws {
         self.configuration = configuration
+        self.closesWithItsRoot = closesWithItsRoot
         let path = configuration.path
         if !configuration.readOnly {
             let folder = URL(filePath: path).deletingLastPathComponent()

@@ -46,6 +46,7 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
     /// - Throws: `DatabaseConfigurationError` when no `sqliteConfiguration` is set or a value in
     ///   it is invalid; what ``SQLiteDatabase/init(_:)`` throws.
     public static func makeValue() async throws -> SQLiteDatabase {
+        if let lent = ScopedValues.current[SQLiteTestDatabaseKey.self] { return lent }
         guard let configuration = ScopedValues.current.sqliteConfiguration else {
             throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "sqliteConfiguration")
         }
@@ -61,6 +62,7 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
 
     /// Closes the service when its owning scope ends.
     public static func close(_ database: SQLiteDatabase, outcome: ScopeOutcome) async throws {
+        guard database.closesWithItsRoot else { return }
         await database.close()
     }
 }

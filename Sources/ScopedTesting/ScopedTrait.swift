@@ -1,4 +1,5 @@
 public import Scoped
+public import ScopedDatabase
 public import Testing
 
 /// A Swift Testing trait that runs a test, or every test of a suite, in a fresh test scope
@@ -17,9 +18,11 @@ public import Testing
 /// parallel never see each other's overrides.
 public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout ScopedValues) throws -> Void
+    private let database: (any TestDatabase)?
 
-    init(update: @escaping @Sendable (inout ScopedValues) throws -> Void) {
+    init(update: @escaping @Sendable (inout ScopedValues) throws -> Void, database: (any TestDatabase)? = nil) {
         self.update = update
+        self.database = database
     }
 
     /// Applies to every test in a suite, not once to the suite.
@@ -36,6 +39,22 @@ public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
             try await function()
             return
         }
+        guard let database else {
+            try await run(function, update: update)
+            return
+        }
+        try await database.withIsolation(for: test.name) { isolate in
+            try await run(function) { values in
+                isolate(&values)
+                try update(&values)
+            }
+        }
+    }
+
+    private func run(
+        _ function: @concurrent @Sendable () async throws -> Void,
+        update: (inout ScopedValues) throws -> Void
+    ) async throws {
         if ScopedValues.current.isTestScope {
             try await withScopedValues(update) { try await function() }
         } else {
@@ -48,5 +67,31 @@ extension Trait where Self == ScopedTrait {
     /// Runs the test, or each test of the suite, in a fresh test scope changed by `update`.
     public static func scoped(_ update: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }) -> Self {
         ScopedTrait(update: update)
+    }
+
+    /// Runs the test, or each test of the suite, in a fresh test scope changed by `update`,
+    /// with every database session it opens on a real database of its own.
+    ///
+    /// ```swift
+    /// @Test(.scoped(database: .sqlite(migrations: SQLiteMovieRepository.migrations)))
+    /// func ratingAMovieStoresIt() async throws { … }
+    ///
+    /// @Test(.scoped(database: .postgres(configuration)))
+    /// func ratingAMovieStoresItOnPostgres() async throws { … }
+    /// ```
+    ///
+    /// Request scopes that the code under test opens (a router under Hummingbird's test
+    /// client, on a root built inside the test) use it too. What the test wrote is gone when it
+    /// ends, so tests run in parallel on one database and clean up nothing.
+    ///
+    /// - Parameters:
+    ///   - database: the database, from ScopedSQLite's `.sqlite(migrations:)` or ScopedPostgres's
+    ///     `.postgres(_:)`.
+    ///   - update: changes the test scope's values, after the database is set.
+    public static func scoped(
+        database: some TestDatabase,
+        _ update: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }
+    ) -> Self {
+        ScopedTrait(update: update, database: database)
     }
 }
