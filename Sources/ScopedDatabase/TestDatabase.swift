@@ -15,6 +15,8 @@ public protocol TestDatabase: Sendable {
     /// - Parameters:
     ///   - test: the test's name, for messages.
     ///   - body: runs the test; the trait applies `isolate` to the test scope's values.
+    /// - Returns: what `body` returns.
+    /// - Throws: what preparing the database throws, or what `body` throws.
     func withIsolation<R: Sendable>(
         for test: String,
         _ body: (_ isolate: @escaping @Sendable (inout ScopedValues) -> Void) async throws -> R

@@ -53,6 +53,7 @@ extension TestDatabase where Self == SQLiteTestDatabase {
     /// - Parameters:
     ///   - migrations: the schema.
     ///   - readers: how many reader connections it keeps.
+    /// - Returns: the test database, for `.scoped(database:)`.
     public static func sqlite(migrations: [SQLiteMigration], readers: Int = 2) -> SQLiteTestDatabase {
         // `synchronous = OFF`: a test's file is deleted when it ends, so it need not survive a
         // power loss, and tests that write do not each wait for the disk.

@@ -88,6 +88,7 @@ extension Trait where Self == ScopedTrait {
     ///   - database: the database, from ScopedSQLite's `.sqlite(migrations:)` or ScopedPostgres's
     ///     `.postgres(_:)`.
     ///   - update: changes the test scope's values, after the database is set.
+    /// - Returns: the trait.
     public static func scoped(
         database: some TestDatabase,
         _ update: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }
