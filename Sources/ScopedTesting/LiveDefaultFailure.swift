@@ -20,3 +20,19 @@ func liveDefaultRecorder() -> @Sendable (String) -> Void {
     #endif
     return { entry in Issue.record(Comment(rawValue: liveDefaultFailureMessage(entry: entry))) }
 }
+
+/// The failure recorded when a test ends with work it started still running.
+func leftRunningFailureMessage(_ work: String) -> String {
+    "The test ended with \(work) still running: await it, close it, or end it before the test returns, "
+        + "or it runs on into the next test."
+}
+
+/// A recorder for work a test left running, reporting as ``liveDefaultRecorder()`` does.
+func leftRunningRecorder() -> @Sendable (String) -> Void {
+    #if canImport(XCTest)
+    if Test.current == nil {
+        return { work in XCTFail(leftRunningFailureMessage(work)) }
+    }
+    #endif
+    return { work in Issue.record(Comment(rawValue: leftRunningFailureMessage(work))) }
+}

@@ -17,6 +17,11 @@ public import Scoped
 /// }
 /// ```
 ///
+/// The test fails, naming what it left, when work it started still runs five seconds after it
+/// ended: a scope it opened and did not close (on any root made in the test, such as a request
+/// of an application under test), or work it handed off with `handOff`. Such work would
+/// otherwise go on into the next test.
+///
 /// > Note: Plain entries' defaults are `static let`s, shared by the whole process and so by
 /// > every test; keep them immutable values. Mutable state belongs in an app service, which
 /// > each test scope builds afresh.
@@ -24,16 +29,19 @@ nonisolated(nonsending) public func withTestScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
     operation: () async throws -> R
 ) async throws -> R {
-    let observer = DefaultReadObserver(onLiveDefaultRead: liveDefaultRecorder())
+    let openWork = OpenWorkTracker()
+    let observer = DefaultReadObserver(onLiveDefaultRead: liveDefaultRecorder(), openWork: openWork)
     let root = ScopeRoot(registry: ScopeRegistry(observer: observer)) { _ in }
+    let result: Result<R, any Error>
     do {
-        let result = try await root.withScope(update, operation: operation)
-        await root.shutdown()
-        return result
+        result = .success(try await root.withScope(update, operation: operation))
     } catch {
-        await root.shutdown()
-        throw error
+        result = .failure(error)
     }
+    let record = leftRunningRecorder()
+    for work in await openWork.stillOpen(after: .seconds(5)) { record(work) }
+    await root.shutdown()
+    return try result.get()
 }
 
 extension ScopedValues {

@@ -121,6 +121,5 @@ struct PostgresTestDatabaseTests {
                 database: fixture.database
             ) == "0"
         )
-        #expect(try fixture.connectionStates().allSatisfy { $0 == "idle" })
     }
 }

@@ -28,19 +28,26 @@ import Synchronization
 /// }
 /// ```
 ///
+/// A test that uses ScopedTesting's `.scoped` trait or `withTestScope` and ends while work it
+/// handed off still runs records an issue naming where it was handed off.
+///
 /// - Parameters:
 ///   - timeout: how long the work may run before it is cancelled.
+///   - fileID: where the work is handed off, for that issue.
+///   - line: the line it is handed off on.
 ///   - operation: the work.
 /// - Returns: the task running the work. Awaiting its value is optional: what the work throws
 ///   ends there, and in the outcome its scope's services are told.
 @discardableResult
 public func handOff(
     timeout: Duration,
+    fileID: String = #fileID,
+    line: Int = #line,
     operation: @escaping @Sendable () async throws -> Void
 ) -> Task<Void, any Error> {
     // Opened and counted now, before the current scope can close and before a shutdown can
     // find the root drained.
-    let scope = Scope(childOf: .current) { _ in }
+    let scope = Scope(childOf: .current, label: "work handed off at \(fileID):\(line)") { _ in }
     return Task {
         try await scope.runClosingOnFailure(outcome: { error in
             if case ScopedError.timedOut = error { .cancelled } else { ScopeOutcome(endingWith: error) }

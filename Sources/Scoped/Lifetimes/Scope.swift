@@ -26,11 +26,14 @@ public final class Scope: Sendable {
     private let isClosing = Atomic<Bool>(false)
 
     /// Opens a child scope of `parent`, counted open on its root until it closes.
+    ///
+    /// `label` names it in a test's report of work left running, when it is not a plain scope.
     init<Failure: Error>(
         childOf parent: ScopedValues,
+        label: String? = nil,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
-        (values, context) = try parent.openChildScope(update)
+        (values, context) = try parent.openChildScope(update, label: label)
     }
 
     deinit {

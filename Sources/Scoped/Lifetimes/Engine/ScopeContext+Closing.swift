@@ -74,6 +74,7 @@ extension ScopeContext {
         registry.instruments?.scopeEnded(outcome)
         #endif
         root.scopeClosed()
+        registry.observer?.openWork?.closed(self)
         guard !failures.isEmpty else { return }
         let error = ScopeCloseError(failures: failures, outcome: outcome)
         guard outcome.isSuccess else { return registry.onCloseError(error) }

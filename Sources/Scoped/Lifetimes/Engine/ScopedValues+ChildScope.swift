@@ -16,11 +16,13 @@ extension ScopedValues {
     /// ``childScope(_:)``, counted open on its root: what `withScope` and `Scope` run their
     /// work in.
     @usableFromInline
-    func openChildScope<Failure: Error>(_ update: (inout ScopedValues) throws(Failure) -> Void) throws(Failure) -> (
-        values: ScopedValues, context: ScopeContext
-    ) {
+    func openChildScope<Failure: Error>(
+        _ update: (inout ScopedValues) throws(Failure) -> Void,
+        label: String? = nil
+    ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
         let (values, context) = try childScope(update)
         context.root.scopeOpened()
+        context.registry.observer?.openWork?.opened(context, values: values, label: label)
         return (values, context)
     }
 }

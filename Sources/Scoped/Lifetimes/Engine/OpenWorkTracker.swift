@@ -1,0 +1,47 @@
+import Synchronization
+
+/// The scopes open on the roots of one test, for ScopedTesting's check that a test leaves
+/// nothing running: a test root's observer holds one, and every root made inside the test
+/// shares it.
+///
+/// Outside tests no root has one, and opening or closing a scope pays one `nil` check.
+package final class OpenWorkTracker: Sendable {
+    private struct Open {
+        let values: ScopedValues
+        let label: String?
+    }
+
+    private let open = Mutex<[ObjectIdentifier: Open]>([:])
+
+    package init() {}
+
+    /// Records `context` open, with the values it was opened with and, for handed-off work,
+    /// where it was handed off.
+    func opened(_ context: ScopeContext, values: ScopedValues, label: String?) {
+        open.withLock { $0[ObjectIdentifier(context)] = Open(values: values, label: label) }
+    }
+
+    func closed(_ context: ScopeContext) {
+        _ = open.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
+    }
+
+    /// What is still open, waiting up to `grace` for it to close first: a description of each,
+    /// naming the handed-off work or the entries its scope set.
+    package func stillOpen(after grace: Duration) async -> [String] {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: grace)
+        while open.withLock({ !$0.isEmpty }) && clock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return open.withLock { open in open.values.map(Self.describe).sorted() }
+    }
+
+    private static func describe(_ open: Open) -> String {
+        if let label = open.label { return label }
+        let depth = open.values.depth
+        let own = open.values.describe().entries.filter { $0.origin == .override(depth: depth) }.map(\.name)
+        return own.isEmpty
+            ? "a scope at depth \(depth), which set no entry"
+            : "a scope at depth \(depth), which set \(own.joined(separator: ", "))"
+    }
+}

@@ -1,0 +1,56 @@
+import Scoped
+import ScopedTesting
+import Synchronization
+import Testing
+
+extension ScopedValues {
+    @Entry var jobName: String = "none"
+}
+
+/// A test that ends with work still running fails, naming the work, instead of passing it on
+/// to the next test.
+struct LeftRunningWorkTests {
+    @Test func workHandedOffAndStillRunningWhenTheTestEndsIsReportedWithWhereItWasHandedOff() async throws {
+        let line = #line + 4
+        try await withKnownIssue {
+            try await withTestScope { () async throws -> Void in
+                // Runs for longer than the test and its five seconds of grace.
+                _ = handOff(timeout: .seconds(30)) { try await Task.sleep(for: .seconds(8)) }
+            }
+        } matching: { issue in
+            let text = String(describing: issue)
+            return text.contains("work handed off at ScopedTestingTests/LeftRunningWorkTests.swift:\(line)")
+                && text.contains("still running")
+        }
+    }
+
+    @Test func aScopeOpenedOnARootMadeInTheTestAndNeverClosedIsReportedWithWhatItSet() async throws {
+        let kept = Mutex<Scope?>(nil)
+        try await withKnownIssue {
+            try await withTestScope { () async throws -> Void in
+                // An application's root, made inside the test: its scopes are the test's too.
+                let root = ScopeRoot { _ in }
+                kept.withLock { $0 = root.openScope { $0.jobName = "nightly" } }
+            }
+        } matching: { issue in
+            String(describing: issue).contains("a scope at depth 1, which set jobName")
+        }
+        try await kept.withLock { $0 }?.close(.success)
+    }
+
+    @Test func workThatEndsWithinItsGraceIsNotReported() async throws {
+        try await withTestScope { () async throws -> Void in
+            _ = handOff(timeout: .seconds(30)) { try await Task.sleep(for: .milliseconds(100)) }
+            let root = ScopeRoot { _ in }
+            let scope = root.openScope { $0.jobName = "brief" }
+            Task {
+                try await Task.sleep(for: .milliseconds(100))
+                try await scope.close(.success)
+            }
+        }
+    }
+
+    @Test(.scoped()) func aTestThatAwaitsItsWorkReportsNothing() async throws {
+        try await handOff(timeout: .seconds(30)) { try await Task.sleep(for: .milliseconds(10)) }.value
+    }
+}
