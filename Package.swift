@@ -246,6 +246,19 @@ let package = Package(
             name: "ScopedSQLiteTests",
             dependencies: ["ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport"]
         ),
+        // What every database session promises, written once and run on each backend.
+        .testTarget(
+            name: "ScopedDatabaseTests",
+            dependencies: [
+                "ScopedDatabase",
+                "ScopedSQLite",
+                "ScopedPostgres",
+                "ScopedServiceLifecycle",
+                "ScopedTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "ScopedPostgresTests",
             dependencies: [
@@ -330,6 +343,7 @@ let traitOfTarget: [String: String] = [
     "ReliabilitySuite": "Example",
     "ScopedTestSupport": "Example",
     "ScopedPostgresTests": "Example",
+    "ScopedDatabaseTests": "Example",
     "ScopedHummingbirdTests": "Example",
     "ScopedHummingbirdWebSocketTests": "Example",
     "ExampleServerTests": "Example",

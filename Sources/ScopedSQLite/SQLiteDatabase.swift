@@ -224,8 +224,14 @@ public final class SQLiteDatabase: Sendable {
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
         // Interrupted before it started: `sqlite3_interrupt` reaches only a running statement.
+        // Or interrupted by an earlier statement's deadline that fired as that statement
+        // returned: the transaction is lost all the same, and the session ran out of time.
+        let timeout = configuration.statementTimeout
         func unlessInterrupted() throws -> R {
-            if connection.wasInterrupted { throw CancellationError() }
+            if connection.wasInterrupted {
+                if Task.isCancelled { throw CancellationError() }
+                throw DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
+            }
             return try body(connection)
         }
         return try await DeadlineWatchdog.shared.run(

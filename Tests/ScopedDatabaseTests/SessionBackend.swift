@@ -1,0 +1,161 @@
+import Logging
+import PostgresNIO
+import Scoped
+import ScopedDatabase
+import ScopedPostgres
+import ScopedSQLite
+import ScopedServiceLifecycle
+import ScopedTestSupport
+import Testing
+
+/// What the shared session tests ask of a session, written once per database layer.
+protocol SessionUnderTest: Sendable {
+    /// Inserts an item; returns the rows changed.
+    func insert(_ name: String) async throws -> Int
+    /// Appends `!` to every item's name; returns the rows changed.
+    func renameAll() async throws -> Int
+    /// Every item's name, sorted.
+    func names() async throws -> [String]
+    /// A statement that runs for much longer than the tests' statement timeout.
+    func runSlowStatement() async throws
+    /// Ends the session as its scope would.
+    func finish(_ outcome: ScopeOutcome) async throws
+}
+
+extension SQLiteSession: SessionUnderTest {
+    func insert(_ name: String) async throws -> Int {
+        try await execute("INSERT INTO items (name) VALUES (\(name))")
+    }
+
+    func renameAll() async throws -> Int {
+        try await execute("UPDATE items SET name = name || '!'")
+    }
+
+    func names() async throws -> [String] {
+        try await query("SELECT name FROM items ORDER BY name").map { try $0.get("name", as: String.self) }
+    }
+
+    func runSlowStatement() async throws {
+        _ = try await query(
+            "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000000) SELECT count(*) FROM n"
+        )
+    }
+}
+
+extension PostgresSession: SessionUnderTest {
+    func insert(_ name: String) async throws -> Int {
+        try await execute("INSERT INTO items (name) VALUES (\(name))")
+    }
+
+    func renameAll() async throws -> Int {
+        try await execute("UPDATE items SET name = name || '!'")
+    }
+
+    func names() async throws -> [String] {
+        try await query("SELECT name FROM items ORDER BY name").map { try $0.decode(String.self) }
+    }
+
+    func runSlowStatement() async throws {
+        _ = try await query("SELECT pg_sleep(30)")
+    }
+}
+
+/// A database layer the shared session tests run on: each test runs once per backend.
+enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    /// The backends tests run on here: PostgreSQL where a server can be had, and in CI always.
+    static let available: [Self] = PostgresTestServer.isEnabled ? allCases : [.sqlite]
+
+    /// The session entry's name, which its errors carry.
+    var sessionEntry: String { self == .sqlite ? "sqliteSession" : "postgresSession" }
+
+    /// The database entry's name.
+    var databaseEntry: String { self == .sqlite ? "sqliteDatabase" : "postgresDatabase" }
+
+    /// The current scope's session.
+    func session() async throws -> any SessionUnderTest {
+        switch self {
+        case .sqlite: try await ScopedValues.current.sqliteSession
+        case .postgres: try await ScopedValues.current.postgresSession
+        }
+    }
+
+    /// How many of the database's connections are leased now, read in a scope of the root.
+    func leased() async throws -> Int {
+        switch self {
+        case .sqlite: try await ScopedValues.current.sqliteDatabase.statistics().leased
+        case .postgres: try await ScopedValues.current.postgresDatabase.statistics().leased
+        }
+    }
+
+    /// A root without a database configured, registering the backend's services.
+    func unconfiguredRoot() -> ScopeRoot {
+        switch self {
+        case .sqlite: ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) { _ in }
+        case .postgres:
+            ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) { _ in }
+        }
+    }
+
+    /// Runs `body` with a validated root on a new database holding an empty `items` table
+    /// (`name` unique), then shuts the root down.
+    func withRoot<R: Sendable>(
+        statementTimeout: Duration = .seconds(10),
+        _ body: (ScopeRoot) async throws -> R
+    ) async throws -> R {
+        switch self {
+        case .sqlite:
+            let folder = try TemporaryFolder()
+            let configuration = SQLiteConfiguration(
+                path: folder.path("items.sqlite"),
+                readers: 2,
+                migrations: [
+                    SQLiteMigration(
+                        version: 1,
+                        name: "items",
+                        statements: ["CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)"]
+                    )
+                ],
+                statementTimeout: statementTimeout
+            )
+            let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+                $0.sqliteConfiguration = configuration
+            }
+            let problems = await root.validate()
+            try #require(problems.isEmpty, "\(problems)")
+            do {
+                let result = try await body(root)
+                await root.shutdown()
+                return result
+            } catch {
+                await root.shutdown()
+                throw error
+            }
+        case .postgres:
+            var configuration = try PostgresConfiguration(
+                url: try PostgresTestServer.shared().makeDatabase().url,
+                migrations: [
+                    PostgresMigration(
+                        version: 1,
+                        name: "items",
+                        statements: ["CREATE TABLE items (id serial PRIMARY KEY, name text NOT NULL UNIQUE)"]
+                    )
+                ]
+            )
+            configuration.statementTimeout = statementTimeout
+            let root = ScopeRoot(
+                services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
+            ) { [configuration] in
+                $0.postgresConfiguration = configuration
+            }
+            return try await root.withRunningServices(logger: Logger(label: "test")) {
+                let problems = await root.validate()
+                try #require(problems.isEmpty, "\(problems)")
+                return try await body(root)
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import Scoped
+import ScopedDatabase
+import ScopedPostgres
+import ScopedSQLite
+import ScopedTestSupport
+import Synchronization
+import Testing
+
+private struct Failure: Error {}
+
+/// What every database session promises, written once and run on SQLite and on PostgreSQL.
+struct SharedSessionTests {
+    private func committed(_ root: ScopeRoot, _ backend: SessionBackend) async throws -> [String] {
+        try await root.withScope({ $0.transactionMode = .readOnly }) { try await backend.session().names() }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func aScopeThatEndsWellCommitsAndOneThatThrowsRollsBack(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            _ = try await root.withScope { try await backend.session().insert("kept") }
+            await #expect(throws: Failure.self) {
+                try await root.withScope {
+                    _ = try await backend.session().insert("thrown")
+                    throw Failure()
+                }
+            }
+            #expect(try await committed(root, backend) == ["kept"])
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func executeReturnsTheRowsItChanged(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            let changed = try await root.withScope {
+                let session = try await backend.session()
+                var inserted = 0
+                for name in ["a", "b", "c"] { inserted += try await session.insert(name) }
+                return [inserted, try await session.renameAll()]
+            }
+            #expect(changed == [3, 3])
+            #expect(try await committed(root, backend) == ["a!", "b!", "c!"])
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func aReadOnlyScopeCannotWriteAndCommitsNothing(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            let error = await #expect(throws: (any Error).self) {
+                try await root.withScope({ $0.transactionMode = .readOnly }) {
+                    _ = try await backend.session().insert("read")
+                }
+            }
+            switch backend {
+            case .sqlite: #expect((error as? SQLiteError)?.code == .readOnly)
+            case .postgres: #expect((error as? PostgresDatabaseError)?.sqlState == "25006")
+            }
+            let names = try await committed(root, backend)
+            #expect(names.isEmpty)
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func aSessionKeptPastItsScopeIsRefusedAndLeasesNothing(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            let kept = try await root.withScope {
+                let session = try await backend.session()
+                _ = try await session.insert("in scope")
+                return session
+            }
+            // As an unstructured task that kept the session past its request would use it.
+            await #expect(throws: ScopedError.scopeEnded(entry: backend.sessionEntry)) {
+                _ = try await kept.insert("after")
+            }
+            #expect(try await root.withScope { try await backend.leased() } == 0)
+            #expect(try await committed(root, backend) == ["in scope"])
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func aScopeThatNeverUsesItsSessionLeasesNothing(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            let leased = try await root.withScope {
+                _ = try await backend.session()
+                return try await backend.leased()
+            }
+            #expect(leased == 0)
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func concurrentChildTasksTakeTurnsOnTheSessionsOneTransaction(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            try await root.withScope {
+                let session = try await backend.session()
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for index in 0..<20 { group.addTask { try await session.insert("item \(index)") } }
+                    var total = 0
+                    for try await changed in group { total += changed }
+                    #expect(total == 20)
+                }
+                #expect(try await backend.leased() == 1)
+            }
+            #expect(try await committed(root, backend).count == 20)
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func aStatementPastItsDeadlineFailsTheScopeWithATimeoutAndTheNextScopeWorks(backend: SessionBackend) async throws {
+        try await backend.withRoot(statementTimeout: .seconds(1)) { root in
+            let clock = ContinuousClock()
+            let started = clock.now
+            let error = await #expect(throws: DatabaseTimeoutError.self) {
+                try await root.withScope {
+                    let session = try await backend.session()
+                    _ = try await session.insert("lost")
+                    try await session.runSlowStatement()
+                }
+            }
+            #expect(clock.now - started < .seconds(5))
+            #expect(error?.operation == .statement)
+            #expect(error?.entry == backend.sessionEntry)
+            _ = try await root.withScope { try await backend.session().insert("next") }
+            #expect(try await committed(root, backend) == ["next"])
+            #expect(try await root.withScope { try await backend.leased() } == 0)
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func finishingWaitsForTheStatementInFlight(backend: SessionBackend) async throws {
+        try await backend.withRoot(statementTimeout: .milliseconds(500)) { root in
+            let order = Recorder<String>()
+            let scope = root.openScope()
+            let session = try await scope.run { try await backend.session() }
+            let statement = Task {
+                _ = try? await session.runSlowStatement()
+                order.record("statement ended")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            try? await scope.close(.success)
+            order.record("finished")
+            await statement.value
+            #expect(order.all == ["statement ended", "finished"])
+        }
+    }
+
+    @Test(arguments: SessionBackend.available)
+    func aMissingConfigurationNamesTheEntryAndHowToSetIt(backend: SessionBackend) async throws {
+        let root = backend.unconfiguredRoot()
+        let problems = await root.validate()
+        let problem = try #require(problems.first { $0.entry == backend.databaseEntry })
+        let configurationEntry = backend == .sqlite ? "sqliteConfiguration" : "postgresConfiguration"
+        #expect(problem.message.contains("set `$0.\(configurationEntry)` on the application root"))
+        await root.shutdown()
+    }
+}
