@@ -14,7 +14,7 @@
 /// sees each request's values.
 ///
 /// ```swift
-/// struct MovieController {
+/// struct MovieDetails {
 ///     @Scoped(\.movieRepository) var movies          // an entry
 ///     @Scoped(\.theme.cornerRadius) var radius       // a key path into an entry
 ///     @Scoped(Library.self) var library              // a required object

@@ -29,7 +29,8 @@ public import Scoped
 /// router.add(middleware: RequestIDMiddleware())
 /// router.add(middleware: RequestScopeMiddleware(root: root))
 /// router.get("/movies/:id") { request, context in
-///     try await MovieController().show(request, context: context)   // reads @Scoped entries
+///     // Reads the request's scope: its request ID, its session, its overrides.
+///     try await ScopedValues.current.movieRepository.movie(id: context.parameters.require("id", as: Int.self))
 /// }
 /// ```
 public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware {

@@ -77,7 +77,14 @@ public enum SQLiteSessionKey: ScopedServiceKey {
     /// Builds the service.
     public static func makeValue() async throws -> SQLiteSession {
         let values = ScopedValues.current
-        let database = try await values.sqliteDatabase
+        // A test's database, set in its scope, wins over the root's even where the root's
+        // `sqliteDatabase` was built before the test's scope existed.
+        let database: SQLiteDatabase
+        if let lent = values[SQLiteTestDatabaseKey.self] {
+            database = lent
+        } else {
+            database = try await values.sqliteDatabase
+        }
         if let legacy = values[SQLiteLegacyModeKey.self] {
             return SQLiteSession(database: database, behaviour: SQLiteSession.Behaviour(legacy))
         }

@@ -10,8 +10,8 @@ public import Scoped
 ///
 /// ```swift
 /// func testShowsAMovie() async throws {
-///     try await withTestScope({ $0.movieRepository = InMemoryMovieRepository() }) {
-///         let movie = try await MovieController().show(id: 1)
+///     try await withTestScope({ $0.movieRepository = InMemoryMovieRepository.fixture() }) {
+///         let movie = try await ScopedValues.current.movieRepository.movie(id: 1)
 ///         XCTAssertEqual(movie?.title, "Toy Story")
 ///     }
 /// }

@@ -35,6 +35,19 @@ final class MovieRepositoryXCTests: XCTestCase {
     // SNIPPET-END
 }
 
+import ScopedSQLite
+
+// SNIPPET-BEGIN
+@Test(.scoped(database: .sqlite(migrations: SQLiteMovieRepository.migrations)))
+func aCreatedMovieIsStored() async throws {
+    let movies = SQLiteMovieRepository()
+    let created = try await withScope {
+        try await movies.create(MovieInput(title: "Up", year: 2009, director: "Pete Docter"))
+    }
+    #expect(try await withScope { try await movies.movie(id: created.id) } == created)
+}
+// SNIPPET-END
+
 @Test func testingArticleShowsTheseSnippets() throws {
     let source = try String(contentsOfFile: #filePath, encoding: .utf8)
     let article = try String(
@@ -51,6 +64,6 @@ final class MovieRepositoryXCTests: XCTestCase {
             return lines.map { String($0.dropFirst(min(indent, $0.prefix { $0 == " " }.count))) }
                 .joined(separator: "\n")
         }
-    #expect(snippets.count == 2)
+    #expect(snippets.count == 3)
     for snippet in snippets { #expect(article.contains("```swift\n\(snippet)\n```"), "\(snippet)") }
 }
