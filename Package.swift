@@ -246,6 +246,16 @@ let package = Package(
             name: "ScopedSQLiteTests",
             dependencies: ["ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport"]
         ),
+        .testTarget(
+            name: "ScopedServiceLifecycleTests",
+            dependencies: [
+                "Scoped",
+                "ScopedServiceLifecycle",
+                "ScopedTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // What every database session promises, written once and run on each backend.
         .testTarget(
             name: "ScopedDatabaseTests",
@@ -344,6 +354,7 @@ let traitOfTarget: [String: String] = [
     "ScopedTestSupport": "Example",
     "ScopedPostgresTests": "Example",
     "ScopedDatabaseTests": "Example",
+    "ScopedServiceLifecycleTests": "ServiceLifecycle",
     "ScopedHummingbirdTests": "Example",
     "ScopedHummingbirdWebSocketTests": "Example",
     "ExampleServerTests": "Example",

@@ -33,6 +33,7 @@ let package = Package(
                 "MallocCounter",
                 "CSQLiteBench",
                 .product(name: "Scoped", package: "Scoped"),
+                .product(name: "ScopedDatabase", package: "Scoped"),
                 .product(name: "ScopedSQLite", package: "Scoped"),
                 .product(name: "ScopedPostgres", package: "Scoped"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -14,7 +14,7 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     case scopeEnded(entry: String)
     /// A variant was selected that the application root did not register.
     case unknownVariant(entry: String, variant: String, known: [String])
-    /// Work handed off with ``handOff(timeout:operation:)`` ran past its timeout and was
+    /// Work handed off with ``handOff(timeout:fileID:line:operation:)`` ran past its timeout and was
     /// cancelled; its scope closed as ``ScopeOutcome/cancelled``.
     case timedOut(after: Duration)
 

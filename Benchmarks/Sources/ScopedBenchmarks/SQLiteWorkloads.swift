@@ -2,6 +2,7 @@ import CSQLiteBench
 import Foundation
 import GRDB
 import Scoped
+import ScopedDatabase
 import ScopedSQLite
 
 /// Point reads and commits on a 1,000-row table in WAL mode: Scoped's session, the raw C API,
@@ -20,15 +21,22 @@ func sqliteWorkloads() throws -> [Workload] {
             """
         ]
     )
-    func root(_ name: String, synchronous: SQLiteConfiguration.Synchronous) -> ScopeRoot {
+    func root(_ name: String, synchronous: SQLiteConfiguration.Synchronous, mode: TransactionMode = .readWrite)
+        -> ScopeRoot
+    {
         let configuration = SQLiteConfiguration(
             path: folder.appending(path: name).path,
             synchronous: synchronous,
             migrations: [schema]
         )
-        return ScopeRoot { $0.sqliteConfiguration = configuration }
+        return ScopeRoot {
+            $0.sqliteConfiguration = configuration
+            $0.transactionMode = mode
+        }
     }
-    let readRoot = root("read.sqlite", synchronous: .full)
+    // Reads on a reader, as the example's GET requests do (before `TransactionMode`, the
+    // default `.deferred` did the same).
+    let readRoot = root("read.sqlite", synchronous: .full, mode: .readOnly)
     let fullRoot = root("full.sqlite", synchronous: .full)
     let normalRoot = root("normal.sqlite", synchronous: .normal)
 
