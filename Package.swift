@@ -241,7 +241,7 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting"]),
+        .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting", "ScopedTestSupport"]),
         .testTarget(
             name: "ScopedSQLiteTests",
             dependencies: ["ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport"]

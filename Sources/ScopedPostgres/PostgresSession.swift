@@ -45,21 +45,15 @@ public final class PostgresSession: Sendable {
         case test(PostgresTestTransaction)
     }
 
-    private struct State: Sendable {
-        var lease: Lease?
-        /// A statement failed: PostgreSQL has aborted the transaction.
-        var isAborted = false
-        var isFinished = false
-    }
-
     private let source: Source
     /// How the session begins its transaction.
     public let mode: TransactionMode
     private let logger: Logger
     private let leaseTimeout: Duration
     private let statementTimeout: Duration
-    private let state = Mutex(State())
-    private let gate: SessionGate
+    /// The session's turn, its lease and its end; `markAborted` when a statement fails, since
+    /// PostgreSQL then refuses the rest of the transaction.
+    private let state: SessionLease<Lease>
 
     /// Creates a session on `client`; it leases nothing until its first statement.
     ///
@@ -81,7 +75,7 @@ public final class PostgresSession: Sendable {
         self.logger = logger
         self.leaseTimeout = leaseTimeout
         self.statementTimeout = statementTimeout
-        self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
+        self.state = SessionLease(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
     /// Creates a session on `database`'s client, counted in its
@@ -97,7 +91,7 @@ public final class PostgresSession: Sendable {
         self.logger = database.logger
         self.leaseTimeout = database.configuration.leaseTimeout
         self.statementTimeout = database.configuration.statementTimeout
-        self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
+        self.state = SessionLease(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
     /// A session on a test's connection, in a savepoint of the test's transaction.
@@ -107,7 +101,7 @@ public final class PostgresSession: Sendable {
         self.logger = Logger(label: "scoped.postgres.test", factory: { _ in SwiftLogNoOpLogHandler() })
         self.leaseTimeout = test.configuration.leaseTimeout
         self.statementTimeout = test.configuration.statementTimeout
-        self.gate = SessionGate(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
+        self.state = SessionLease(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
     /// Runs a statement in the session's transaction and returns its rows.
@@ -177,12 +171,12 @@ public final class PostgresSession: Sendable {
     /// statement of the session runs; a database error or a timeout marks the transaction
     /// aborted.
     private func inTurn<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
-        try await gate.withTurn {
+        try await state.withTurn {
             let connection = try await leasedConnection()
             // postgres-nio drops a statement written to a connection the server has closed
             // without failing it, and its caller would wait forever: refuse it here instead.
             guard !connection.isClosed else {
-                state.withLock { $0.isAborted = true }
+                state.markAborted()
                 throw PostgresDatabaseError.connectionClosed
             }
             do {
@@ -190,7 +184,7 @@ public final class PostgresSession: Sendable {
             } catch {
                 let classified = PostgresDatabaseError.classify(error)
                 if classified is PostgresDatabaseError || classified is DatabaseTimeoutError {
-                    state.withLock { $0.isAborted = true }
+                    state.markAborted()
                 }
                 throw classified
             }
@@ -210,7 +204,7 @@ public final class PostgresSession: Sendable {
         _ operation: DatabaseTimeoutError.Operation,
         on connection: PostgresConnection
     ) async throws -> PostgresQueryResult {
-        let (timeout, entry, logger) = (statementTimeout, gate.entry, logger)
+        let (timeout, entry, logger) = (statementTimeout, state.entry, logger)
         return try await withDeadline(operation, on: connection) {
             try await AbandonableWork.run(
                 {
@@ -239,7 +233,7 @@ public final class PostgresSession: Sendable {
         try await DeadlineWatchdog.shared.run(
             within: statementTimeout,
             operation: operation,
-            entry: gate.entry,
+            entry: state.entry,
             expire: {
                 // The future-returning `close()`: it closes the channel at once, failing what
                 // waits on it, without waiting for the server.
@@ -252,18 +246,14 @@ public final class PostgresSession: Sendable {
 
     /// The connection, leased and its transaction begun on first use.
     private func leasedConnection() async throws -> PostgresConnection {
-        let current = try state.withLock { state -> PostgresConnection? in
-            guard !state.isFinished else { throw ScopedError.scopeEnded(entry: gate.entry) }
-            return state.lease?.connection
-        }
-        if let current { return current }
+        if let current = try state.current() { return current.connection }
         let lease: Lease
         switch source {
         case .client(let client, let leases):
-            lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: gate.entry)
+            lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: state.entry)
         case .test(let test):
             let timeout = leaseTimeout
-            let entry = gate.entry
+            let entry = state.entry
             let permit = try await test.turn.acquire(waitingAtMost: timeout) {
                 DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
             }
@@ -275,16 +265,12 @@ public final class PostgresSession: Sendable {
             await lease.giveBack()
             throw PostgresDatabaseError.classify(error)
         }
-        let finished = state.withLock { state in
-            if !state.isFinished { state.lease = lease }
-            return state.isFinished
-        }
-        if finished {
+        if !state.store(lease) {
             for statement in ending(lease, commit: false) {
                 _ = try? await run(statement, .finish, on: lease.connection)
             }
             await lease.giveBack()
-            throw ScopedError.scopeEnded(entry: gate.entry)
+            throw ScopedError.scopeEnded(entry: state.entry)
         }
         return lease.connection
     }
@@ -373,14 +359,7 @@ public final class PostgresSession: Sendable {
     public func finish(_ outcome: ScopeOutcome) async throws {
         // Refuses later statements and waits for the one in flight: the commit never runs on
         // the connection at the same time as a statement.
-        await gate.close()
-        let (lease, isAborted) = state.withLock { state in
-            defer {
-                state.lease = nil
-                state.isFinished = true
-            }
-            return (state.lease, state.isAborted)
-        }
+        let (lease, isAborted) = await state.finish()
         guard let lease else { return }
         let connection = lease.connection
         // In a task of its own (`run`), so that a cancelled scope still rolls back.

@@ -1,6 +1,5 @@
 public import Scoped
 public import ScopedDatabase
-import Synchronization
 
 /// A request's unit of work on the database: a connection leased on first use, and a
 /// transaction committed when the request's scope ends well and rolled back otherwise.
@@ -43,8 +42,7 @@ public final class SQLiteSession: Sendable {
 
     private let database: SQLiteDatabase
     private let behaviour: Behaviour
-    private let lease = Mutex<Lease?>(nil)
-    private let gate: SessionGate
+    private let lease: SessionLease<Lease>
 
     /// How the session begins its transaction.
     public var mode: TransactionMode { behaviour == .reader ? .readOnly : .readWrite }
@@ -63,7 +61,7 @@ public final class SQLiteSession: Sendable {
     init(database: SQLiteDatabase, behaviour: Behaviour) {
         self.database = database
         self.behaviour = behaviour
-        self.gate = SessionGate(entry: SQLiteSessionKey.name, turnTimeout: database.configuration.leaseTimeout)
+        self.lease = SessionLease(entry: SQLiteSessionKey.name, turnTimeout: database.configuration.leaseTimeout)
     }
 
     /// Runs a query and returns its rows.
@@ -93,14 +91,12 @@ public final class SQLiteSession: Sendable {
     }
 
     /// Whether the session holds a connection (and so an open transaction).
-    public var isActive: Bool { lease.withLock { $0 != nil } }
+    public var isActive: Bool { lease.isActive }
 
     /// Whether the session holds the writer.
     public var isWriting: Bool {
-        lease.withLock {
-            if case .writer = $0 { return true }
-            return false
-        }
+        if case .writer = try? lease.current() { return true }
+        return false
     }
 
     private func withConnection<R: Sendable>(
@@ -111,37 +107,41 @@ public final class SQLiteSession: Sendable {
             throw SQLiteError(
                 code: .readOnly,
                 resultCode: 8,
-                message: "\(gate.entry) is read-only: its scope set transactionMode = .readOnly",
+                message: "\(lease.entry) is read-only: its scope set transactionMode = .readOnly",
                 sql: nil
             )
         }
-        return try await gate.withTurn {
+        return try await lease.withTurn {
             let connection = try await connection(writing: writing || behaviour == .writer)
-            return try await database.run(on: connection, operation: .statement, entry: gate.entry, body)
+            return try await database.run(on: connection, operation: .statement, entry: lease.entry, body)
         }
     }
 
+    /// The session's connection for a statement, leased and its transaction begun on first
+    /// use; called in the session's turn.
     private func connection(writing: Bool) async throws -> SQLiteConnection {
-        switch lease.withLock({ $0 }) {
+        switch try lease.current() {
         case .writer(let connection):
             return connection
         case .reader(let connection) where !writing:
             return connection
         case .reader(let connection):
-            // First write after reads: end the read transaction and move to the writer.
+            // First write after reads (the deprecated `.deferred`): end the read transaction
+            // and move to the writer.
             try? connection.transaction(.commit)
             database.release(connection)
-            lease.withLock { $0 = nil }
+            _ = lease.store(nil)
             return try await self.connection(writing: true)
         case nil:
-            if writing {
-                let connection = try await database.beginWrite(entry: gate.entry)
-                lease.withLock { $0 = .writer(connection) }
-                return connection
+            let made: Lease =
+                writing
+                ? .writer(try await database.beginWrite(entry: lease.entry))
+                : .reader(try await database.beginRead(entry: lease.entry))
+            // Always stored: the session finishes only after the statement in its turn.
+            _ = lease.store(made)
+            switch made {
+            case .reader(let connection), .writer(let connection): return connection
             }
-            let connection = try await database.beginRead(entry: gate.entry)
-            lease.withLock { $0 = .reader(connection) }
-            return connection
         }
     }
 
@@ -151,13 +151,7 @@ public final class SQLiteSession: Sendable {
     /// - Throws: the commit's error, after rolling back, when a successful scope's commit fails;
     ///   `DatabaseTimeoutError` when the commit or rollback ran past the statement timeout.
     public func finish(_ outcome: ScopeOutcome) async throws {
-        await gate.close()
-        guard
-            let current = lease.withLock({ lease in
-                defer { lease = nil }
-                return lease
-            })
-        else { return }
+        guard let current = await lease.finish().lease else { return }
         let connection: SQLiteConnection =
             switch current {
             case .reader(let connection), .writer(let connection): connection
@@ -172,11 +166,11 @@ public final class SQLiteSession: Sendable {
             throw DatabaseTimeoutError(
                 operation: .statement,
                 timeout: database.configuration.statementTimeout,
-                entry: gate.entry
+                entry: lease.entry
             )
         }
         // A reader's transaction only ends; the writer's commits or rolls back with the scope.
         let end: SQLiteConnection.TransactionCommand = connection.isWriter && !outcome.isSuccess ? .rollback : .commit
-        try await database.run(on: connection, operation: .finish, entry: gate.entry) { try $0.transaction(end) }
+        try await database.run(on: connection, operation: .finish, entry: lease.entry) { try $0.transaction(end) }
     }
 }

@@ -116,7 +116,9 @@ struct SharedSessionTests {
                     try await session.runSlowStatement()
                 }
             }
-            #expect(clock.now - started < .seconds(5))
+            // The slow statement alone runs for 30 s or more; on a busy machine the deadline's
+            // interrupt and the rollback take a few seconds more than the deadline.
+            #expect(clock.now - started < .seconds(20))
             #expect(error?.operation == .statement)
             #expect(error?.entry == backend.sessionEntry)
             _ = try await root.withScope { try await backend.session().insert("next") }

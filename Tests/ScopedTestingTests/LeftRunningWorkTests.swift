@@ -1,4 +1,5 @@
 import Scoped
+import ScopedTestSupport
 import ScopedTesting
 import Synchronization
 import Testing
@@ -39,14 +40,17 @@ struct LeftRunningWorkTests {
     }
 
     @Test func workThatEndsWithinItsGraceIsNotReported() async throws {
+        // Both end as the test returns, not before: the check must wait for them.
+        let testReturns = Signal()
         try await withTestScope { () async throws -> Void in
-            _ = handOff(timeout: .seconds(30)) { try await Task.sleep(for: .milliseconds(100)) }
+            _ = handOff(timeout: .seconds(30)) { await testReturns.wait() }
             let root = ScopeRoot { _ in }
             let scope = root.openScope { $0.jobName = "brief" }
             Task {
-                try await Task.sleep(for: .milliseconds(100))
+                await testReturns.wait()
                 try await scope.close(.success)
             }
+            testReturns.fire()
         }
     }
 
