@@ -42,10 +42,13 @@ package enum CatalogServer {
             case .sqlite: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
             case .postgres: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
             }
+        var variants = CatalogVariants.make()
+        variants.register("sqlite", of: \.debugDatabase) { SQLiteDebugDatabase() }
+        variants.register("postgres", of: \.debugDatabase) { PostgresDebugDatabase() }
         return try ScopeRoot(
             startingFrom: base,
             services: services,
-            variants: CatalogVariants.make(),
+            variants: variants,
             // A close that fails or runs past its timeout cannot be thrown to a request that has
             // been answered: it is logged, with the service's name.
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
@@ -53,16 +56,16 @@ package enum CatalogServer {
             instrumentation: instrumentation ?? .bootstrapped
         ) { values in
             switch configuration.databaseKind {
-            case .sqlite:
-                values.sqliteConfiguration = configuration.database
-            case .postgres:
-                values.postgresConfiguration = configuration.postgres
-                values.movieHistory = PostgresMovieHistory()
-                values.debugDatabase = PostgresDebugDatabase()
+            case .sqlite: values.sqliteConfiguration = configuration.database
+            case .postgres: values.postgresConfiguration = configuration.postgres
             }
-            // `sqlite` is the entry's default; selecting it explicitly would hide a test's mock.
-            if configuration.repositoryVariant != "sqlite" {
-                try values.selectVariant(configuration.repositoryVariant, of: CatalogVariants.entry)
+            // The backend's variant of every entry that depends on it. `sqlite` is each entry's
+            // default: selecting it explicitly would hide a test's mock.
+            for entry in CatalogVariants.backendEntries + ["debugDatabase"] {
+                let variant =
+                    entry == CatalogVariants.entry
+                    ? configuration.repositoryVariant : configuration.databaseKind.rawValue
+                if variant != "sqlite" { try values.selectVariant(variant, of: entry) }
             }
         }
     }

@@ -15,14 +15,24 @@ extension ScopedValues {
 }
 
 /// The named variants configuration can choose, at the root or per request.
+///
+/// The database backend is chosen one way: every entry that depends on it has a variant named
+/// after each backend (`sqlite`, its default, and `postgres`), and the root selects the one
+/// `database.kind` names for all of them (``backendEntries``).
 package enum CatalogVariants {
     package static let entry = "movieRepository"
+
+    /// The entries whose variant follows `database.kind`: the repository (unless configuration
+    /// chose another of its variants, such as `fixture`) and what is registered with them here.
+    package static let backendEntries = ["movieRepository", "movieHistory"]
 
     package static func make() -> ScopedVariants {
         var variants = ScopedVariants()
         variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
         variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
         variants.register("postgres", of: \.movieRepository) { PostgresMovieRepository() }
+        variants.register("sqlite", of: \.movieHistory) { SQLiteMovieHistory() }
+        variants.register("postgres", of: \.movieHistory) { PostgresMovieHistory() }
         return variants
     }
 }
