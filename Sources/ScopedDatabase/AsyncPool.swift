@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A set of resources handed out one task at a time: the database targets' connection pools,
-/// and the one turn that serializes a session's statements (``SessionGate``).
+/// and the one turn that serializes a session's statements (``SessionLease``).
 ///
 /// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
 package final class AsyncPool<Resource: Sendable>: Sendable {

@@ -1,8 +1,11 @@
 import Scoped
 import Synchronization
 
-/// The part of a database session that ScopedSQLite and ScopedPostgres share: its turn
-/// (``SessionGate``), its lease, taken on the first statement and given up once, and its end.
+/// The part of a database session that ScopedSQLite and ScopedPostgres share: its turn, its
+/// lease, taken on the first statement and given up once, and its end.
+///
+/// A session runs one statement at a time, even when concurrent child tasks of its scope use
+/// it: the turn is a pool of one.
 ///
 /// A session runs every statement inside ``withTurn(_:)``, reads its lease with ``current()``
 /// and stores the one it made with ``store(_:)``. ``finish()`` refuses every later statement,
@@ -18,22 +21,31 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
-    private let gate: SessionGate
+    private let turn: AsyncPool<Int>
+    /// The session's entry, named by the errors it throws.
+    package let entry: String
+    /// How long a statement waits for its turn behind the session's other statements.
+    private let turnTimeout: Duration
 
     /// A session read through `entry`, whose statements wait at most `turnTimeout` for their turn.
     package init(entry: String, turnTimeout: Duration) {
-        gate = SessionGate(entry: entry, turnTimeout: turnTimeout)
+        self.entry = entry
+        self.turnTimeout = turnTimeout
+        self.turn = AsyncPool([0]) { ScopedError.scopeEnded(entry: entry) }
     }
-
-    /// The session's entry, named by the errors it throws.
-    package var entry: String { gate.entry }
 
     /// Runs `body` when no other statement of the session runs.
     ///
     /// - Throws: `ScopedError.scopeEnded` once the session has finished;
     ///   ``DatabaseTimeoutError`` when the turn did not come in time; what `body` throws.
     package func withTurn<R>(_ body: () async throws -> R) async throws -> R {
-        try await gate.withTurn(body)
+        let entry = entry
+        let timeout = turnTimeout
+        let permit = try await turn.acquire(waitingAtMost: timeout) {
+            DatabaseTimeoutError(operation: .statement, timeout: timeout, entry: entry)
+        }
+        defer { turn.release(permit) }
+        return try await body()
     }
 
     /// The lease, if one was taken.
@@ -41,7 +53,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// - Throws: `ScopedError.scopeEnded` once the session has finished.
     package func current() throws -> Lease? {
         try state.withLock { state in
-            guard !state.isFinished else { throw ScopedError.scopeEnded(entry: gate.entry) }
+            guard !state.isFinished else { throw ScopedError.scopeEnded(entry: entry) }
             return state.lease
         }
     }
@@ -68,7 +80,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// Refuses every later statement, waits for the one in flight, and returns the lease to
     /// end, with whether the transaction failed.
     package func finish() async -> (lease: Lease?, isAborted: Bool) {
-        await gate.close()
+        _ = await turn.close()
         return state.withLock { state in
             defer {
                 state.lease = nil
