@@ -36,6 +36,7 @@ final class MovieRepositoryXCTests: XCTestCase {
 }
 
 import ScopedSQLite
+import ScopedTestSupport
 
 // SNIPPET-BEGIN
 @Test(.scoped(database: .sqlite(migrations: SQLiteMovieRepository.migrations)))
@@ -49,21 +50,8 @@ func aCreatedMovieIsStored() async throws {
 // SNIPPET-END
 
 @Test func testingArticleShowsTheseSnippets() throws {
-    let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-    let article = try String(
-        contentsOf: URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appending(path: "Sources/Scoped/Scoped.docc/Testing.md"),
-        encoding: .utf8
-    )
-    let snippets = source.components(separatedBy: "// SNIPPET-BEGIN\n").dropFirst()
-        .map { part in
-            let body = part.components(separatedBy: "// SNIPPET-END").first ?? ""
-            // Dedented by the first line's indentation, as the article shows it.
-            let lines = body.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-            let indent = lines.first?.prefix { $0 == " " }.count ?? 0
-            return lines.map { String($0.dropFirst(min(indent, $0.prefix { $0 == " " }.count))) }
-                .joined(separator: "\n")
-        }
+    let article = try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/Testing.md")
+    let snippets = try ArticleSnippets.marked()
     #expect(snippets.count == 3)
-    for snippet in snippets { #expect(article.contains("```swift\n\(snippet)\n```"), "\(snippet)") }
+    for snippet in snippets { #expect(article.contains(snippet), "\(snippet)") }
 }
