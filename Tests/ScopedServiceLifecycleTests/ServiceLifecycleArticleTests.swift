@@ -27,7 +27,8 @@ struct ServiceLifecycleArticleTests {
 
     @Test func aRootThatValidatesRunsTheGroupAndOneThatDoesNotThrowsFirst() async throws {
         let logger = Logger(label: "test")
-        let group = ServiceGroupConfiguration(services: [ServiceGroupConfiguration.ServiceConfiguration](), logger: logger)
+        let none: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        let group = ServiceGroupConfiguration(services: none, logger: logger)
         try await serve(ScopeRoot { _ in }, serverGroup: group, logger: logger)
         enum MissingKey: ScopedServiceKey {
             static let lifetime = ScopedLifetime.app
