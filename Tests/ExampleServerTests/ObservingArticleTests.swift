@@ -1,0 +1,46 @@
+import Instrumentation
+import Metrics
+import Prometheus
+import Scoped
+import ScopedSQLite
+import ScopedTestSupport
+import Testing
+import Tracing
+
+// The snippets of ObservingARunningService.md (Scoped's DocC catalog), verbatim between the
+// markers. They compile here; the first is not run, since a process bootstraps its metrics and
+// tracing backends once, and `CatalogObservabilityTests` covers what they report.
+
+struct ObservingArticleTests {
+    /// Compiled, not run: it bootstraps the process's backends.
+    private func bootstrap(registry: PrometheusCollectorRegistry, tracer: any Tracer) -> ScopeRoot {
+        // SNIPPET-BEGIN
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        InstrumentationSystem.bootstrap(tracer)  // swift-otel, or any other Tracer
+        let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self])
+        // SNIPPET-END
+        return root
+    }
+
+    private func ownBackends(tracer: any Tracer, metrics: any MetricsFactory) -> ScopeRoot {
+        // SNIPPET-BEGIN
+        let root = ScopeRoot(instrumentation: ScopeInstrumentation(tracer: tracer, metricsFactory: metrics))
+        // SNIPPET-END
+        return root
+    }
+
+    @Test func aRootReportsToTheRegistryItWasGiven() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let root = ownBackends(tracer: NoOpTracer(), metrics: PrometheusMetricsFactory(registry: registry))
+        try await root.withScope {}
+        var text: [UInt8] = []
+        registry.emit(into: &text)
+        #expect(String(decoding: text, as: UTF8.self).contains("scoped_"))
+        await root.shutdown()
+    }
+
+    @Test func everySnippetOfTheArticleIsHere() throws {
+        let article = try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/ObservingARunningService.md")
+        #expect(article == (try ArticleSnippets.marked()))
+    }
+}
