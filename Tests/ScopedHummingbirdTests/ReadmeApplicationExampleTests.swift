@@ -109,5 +109,13 @@ struct ReadmeApplicationExampleTests {
             let snippet = String(source[begin.upperBound..<end.lowerBound])
             #expect(readme.contains("```swift\n" + snippet + "```"), "README.md must show \(marker) unchanged")
         }
+        // Testing.md shows the same test.
+        let testing = try String(
+            contentsOf: root.appending(path: "Sources/Scoped/Scoped.docc/Testing.md"),
+            encoding: .utf8
+        )
+        let begin = try #require(source.range(of: "// README-APPLICATION-TEST-BEGIN\n"))
+        let end = try #require(source.range(of: "// README-APPLICATION-TEST-END"))
+        #expect(testing.contains("```swift\n" + source[begin.upperBound..<end.lowerBound] + "```"))
     }
 }
