@@ -115,7 +115,7 @@ public final class SQLiteDatabase: Sendable {
         for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
             do {
                 try connection.transaction(.beginImmediate)
-                for statement in migration.statements { try connection.executeScript(statement) }
+                for migrationStatement in migration.statements { try connection.executeScript(migrationStatement) }
                 // PRAGMA takes no bound parameters; the version is an integer from code.
                 try connection.executeScript("PRAGMA user_version = \(migration.version)")
                 try connection.transaction(.commit)

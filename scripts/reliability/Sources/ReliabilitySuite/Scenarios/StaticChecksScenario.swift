@@ -17,7 +17,7 @@ enum StaticChecksScenario {
 
     /// `executeScript` arguments that are not plain literals, each reviewed.
     static let reviewed: [String: String] = [
-        "migration.script": "the schema, written by the app's developer in code; it holds no values",
+        "migrationStatement": "the schema, written by the app's developer in code; it holds no values",
         "configuration.synchronous.pragmaStatement": "one fixed literal per case of a closed enum",
         #""PRAGMA user_version = \(migration.version)""#: "an Int from code; PRAGMA takes no bound parameters",
     ]
