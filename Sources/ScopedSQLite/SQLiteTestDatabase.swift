@@ -36,12 +36,22 @@ public struct SQLiteTestDatabase: TestDatabase {
         configuration.path = folder.appending(path: "test.sqlite").path
         let database = try SQLiteDatabase(configuration, closesWithItsRoot: false)
         defer { try? FileManager.default.removeItem(at: folder) }
+        // A session kept past the test (reported as work left running) holds the end for at
+        // most a statement's time.
+        let close = {
+            _ = try? await AbandonableWork.run(
+                { await database.close() },
+                abandoningAfter: configuration.statementTimeout
+            ) {
+                CancellationError()
+            }
+        }
         do {
             let result = try await body { $0[SQLiteTestDatabaseKey.self] = database }
-            await database.close()
+            await close()
             return result
         } catch {
-            await database.close()
+            await close()
             throw error
         }
     }

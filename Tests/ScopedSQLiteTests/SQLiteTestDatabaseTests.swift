@@ -4,6 +4,7 @@ import ScopedDatabase
 import ScopedSQLite
 import ScopedTestSupport
 import ScopedTesting
+import Synchronization
 import Testing
 
 /// A schema with a unique key, for tests that write the same key at once.
@@ -69,5 +70,30 @@ struct SQLiteTestDatabaseTests {
             }
         }
         #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aSessionKeptPastTheTestHoldsItsEndForAtMostAStatementsTime() async throws {
+        var database = SQLiteTestDatabase.sqlite(migrations: noteMigrations)
+        database.configuration.statementTimeout = .milliseconds(500)
+        let kept = Mutex<Scope?>(nil)
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await withKnownIssue {
+            try await database.withIsolation(for: "test") { isolate in
+                try await withTestScope({ isolate(&$0) }) {
+                    // A request scope the test forgot to close, holding the writer.
+                    let scope = applicationRoot().openScope()
+                    _ = try await scope.run {
+                        try await ScopedValues.current.sqliteSession.execute("INSERT INTO notes (key) VALUES ('held')")
+                    }
+                    kept.withLock { $0 = scope }
+                }
+            }
+        } matching: { issue in
+            String(describing: issue).contains("still running")
+        }
+        // The check's grace and the bounded close, not forever.
+        #expect(clock.now - started < .seconds(20))
+        try? await kept.withLock { $0 }?.close(.cancelled)
     }
 }
