@@ -54,4 +54,15 @@ func aCreatedMovieIsStored() async throws {
     let snippets = try ArticleSnippets.marked()
     #expect(snippets.count == 3)
     for snippet in snippets { #expect(article.contains(snippet), "\(snippet)") }
+
+    // The entry with a test stand-in is the catalog's own declaration, only made `package` there.
+    let entries = try String(
+        contentsOf: ArticleSnippets.repositoryRoot(from: #filePath)
+            .appending(path: "Sources/MovieCatalog/Catalog/CatalogEntries.swift"),
+        encoding: .utf8
+    )
+    let entry = try #require(article.first { $0.contains("@Entry(testValue:") })
+    let declaration = entry.split(separator: "\n").dropFirst().dropLast().joined(separator: "\n")
+    #expect(entry.hasPrefix("extension ScopedValues {\n") && entry.hasSuffix("\n}"))
+    #expect(entries.contains(declaration.replacingOccurrences(of: "    var ", with: "    package var ")))
 }

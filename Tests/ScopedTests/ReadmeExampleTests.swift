@@ -42,4 +42,32 @@ struct ReadmeExampleTests {
         #expect(readme.contains("withScopedValues({ $0.greeter = PirateGreeter() }) {"))
         #expect(readme.contains("handler.handle(\"Ada\")  // \"Ahoy, Ada\""))
     }
+
+    /// The Install section's manifest lines name traits and products this package declares, and
+    /// each product's target comes with a trait the line enables (or needs none).
+    @Test func readmeInstallNamesWhatThePackageDeclares() throws {
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+        let manifest = try String(contentsOf: root.appending(path: "Package.swift"), encoding: .utf8)
+        let dependency = try #require(
+            readme.split(separator: "\n").first { $0.hasPrefix(".package(url: \"https://github.com/scoped-swift/") }
+        )
+        let traits = try #require(dependency.firstMatch(of: /traits: \[([^\]]*)\]/)).1
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: ["\""]) }
+        #expect(traits == ["Instrumentation", "Hummingbird"])
+        for trait in traits {
+            let declaration = try Regex("\\.trait\\(\\s*name: \"\(trait)\"")
+            #expect(manifest.contains(declaration), "Package.swift declares no trait \(trait)")
+        }
+        let products = readme.matches(of: /\.product\(name: "(\w+)", package: "scoped"\)/).map { String($0.1) }
+        #expect(products == ["Scoped", "ScopedHummingbird", "ScopedTesting"])
+        for product in products {
+            #expect(manifest.contains(".library(name: \"\(product)\""), "Package.swift declares no product \(product)")
+            // A product whose target needs a trait needs one the README's line enables.
+            if let needed = manifest.firstMatch(of: try Regex("\"\(product)\": \"(\\w+)\"")) {
+                #expect(traits.contains(String(needed.output[1].substring ?? "")), "\(product) needs a trait")
+            }
+        }
+    }
 }
