@@ -117,7 +117,7 @@ public struct ScopedValues: Sendable {
     @inlinable
     public func object<T: Sendable>(_ type: T.Type) -> T? {
         // Only `set(_:)` stores under a type's own identity, always a `T`.
-        guard let storage = node.storage(for: ObjectIdentifier(type)) else { return nil }
+        guard let storage = node.storage(for: ObjectIdentifier(type)) else { return node.observer?.object(type) }
         return ScopeNodeBuffer.load(storage, as: T.self)
     }
 

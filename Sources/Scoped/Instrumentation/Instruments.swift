@@ -82,6 +82,19 @@ final class Instruments: Sendable {
         self.registeredMetrics = registered
     }
 
+    /// Counts a reload of a ``ReloadableScopeRoot`` (`scoped_reloads_total{outcome}`) and, when
+    /// it was applied, sets the generation now current (`scoped_root_generation`).
+    func reloaded(applied: Bool, generation: Int) {
+        guard let metricsFactory else { return }
+        Counter(
+            label: "scoped_reloads_total",
+            dimensions: [("outcome", applied ? "applied" : "rejected")],
+            factory: metricsFactory
+        )
+        .increment()
+        Gauge(label: "scoped_root_generation", factory: metricsFactory).record(generation)
+    }
+
     /// Counts a scope opened on the root.
     func scopeOpened() {
         scopeMetrics?.open.increment()

@@ -14,6 +14,7 @@ extension ScopedValues {
             if let storage = node.storage(for: ObjectIdentifier(key)) {
                 return ScopeNodeBuffer.load(storage, as: K.Value.self)
             }
+            if let observer = node.observer, let provided = observer.providedService(key) { return provided }
             let owner: ScopeContext
             switch K.lifetime {
             case .app:

@@ -2,13 +2,17 @@
 ///
 /// A test root installs one so that ScopedTesting records a failure when a test reads a
 /// live-only entry it did not override; ``ScopedVariants`` installs one on a throwaway node to
-/// learn which key a key path reads. Normal scopes have none, so a read pays one `nil` check.
+/// learn which key a key path reads; an app service's construction runs on a node with one that
+/// records what it reads (``InputRecording``). Normal scopes have none, so a read pays one
+/// `nil` check.
 @usableFromInline
 package final class DefaultReadObserver: Sendable {
     private let onLiveDefaultRead: (@Sendable (_ entry: String) -> Void)?
     private let onDefaultRead: (@Sendable (_ key: Any.Type) -> Void)?
     /// The scopes open on the test's roots; only test roots have it.
     package let openWork: OpenWorkTracker?
+    /// Answers, and records, every read of a construction's empty node from the root's values.
+    let recording: InputRecording?
 
     /// An observer for test roots: `onLiveDefaultRead` is told the name of each live-only entry
     /// read without an override, and the read returns the key's `testValue`; `openWork` is told
@@ -20,6 +24,7 @@ package final class DefaultReadObserver: Sendable {
         self.onLiveDefaultRead = onLiveDefaultRead
         self.onDefaultRead = nil
         self.openWork = openWork
+        self.recording = nil
     }
 
     /// An observer told the key type of every read that falls back to a default.
@@ -27,6 +32,15 @@ package final class DefaultReadObserver: Sendable {
         self.onLiveDefaultRead = nil
         self.onDefaultRead = onDefaultRead
         self.openWork = nil
+        self.recording = nil
+    }
+
+    /// An observer that answers every read from the root `recording` reads, and records it.
+    init(recording: InputRecording) {
+        self.onLiveDefaultRead = nil
+        self.onDefaultRead = nil
+        self.openWork = nil
+        self.recording = recording
     }
 
     /// Whether this observer belongs to a test root.
@@ -35,11 +49,25 @@ package final class DefaultReadObserver: Sendable {
     /// The value a read of `key` that found nothing set returns.
     @usableFromInline
     func defaultValue<K: ScopedKey>(for key: K.Type) -> K.Value {
+        if let recording { return recording.read(key) }
         onDefaultRead?(key)
         if let onLiveDefaultRead, let testValue = K.testValue {
             onLiveDefaultRead(ScopedValues.entryName(of: key))
             return testValue
         }
         return K.defaultValue
+    }
+
+    /// The object a read of `type` that found none set returns: none, except in a recorded
+    /// construction.
+    @usableFromInline
+    func object<T: Sendable>(_ type: T.Type) -> T? {
+        recording?.object(type)
+    }
+
+    /// The service provided with `set(_:to:)` that a read of `key` that found none set sees:
+    /// none, except in a recorded construction.
+    func providedService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
+        recording?.providedService(key)
     }
 }

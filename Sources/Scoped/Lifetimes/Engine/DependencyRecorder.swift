@@ -31,6 +31,8 @@ package final class DependencyRecorder: Sendable {
         var lifetimes: [String: ScopedLifetime] = [:]
         /// How long each app service took to build.
         var buildDurations: [String: Duration] = [:]
+        /// What each app service read while it was built.
+        var inputs: [String: ServiceInputs] = [:]
         var edges: Set<DependencyGraph.Edge> = []
     }
 
@@ -40,12 +42,39 @@ package final class DependencyRecorder: Sendable {
 
     package init() {}
 
-    /// Records how long an app service took to build.
-    func appServiceBuilt(_ link: ConstructionChain.Link, in duration: Duration) {
+    /// Records how long an app service took to build, and what it read meanwhile.
+    func appServiceBuilt(_ link: ConstructionChain.Link, in duration: Duration, inputs: ServiceInputs) {
         state.withLock { state in
             state.lifetimes[link.key.name] = link.lifetime
             state.buildDurations[link.key.name] = duration
+            state.inputs[link.key.name] = inputs
         }
+    }
+
+    /// Records an app service carried over from a previous root's recorder, as that one knew it.
+    func carriedOver(_ name: String, from previous: DependencyRecorder) {
+        let (lifetime, duration, inputs, edges) = previous.state.withLock { state in
+            (
+                state.lifetimes[name], state.buildDurations[name], state.inputs[name],
+                state.edges.filter { $0.from == name }
+            )
+        }
+        state.withLock { state in
+            state.lifetimes[name] = lifetime
+            state.buildDurations[name] = duration
+            state.inputs[name] = inputs
+            state.edges.formUnion(edges)
+        }
+    }
+
+    /// What the app service `name` read while it was built; `nil` when it was not built here.
+    func inputs(of name: String) -> ServiceInputs? {
+        state.withLock { $0.inputs[name] }
+    }
+
+    /// The services `name` read while it was built.
+    func dependencies(of name: String) -> [String] {
+        state.withLock { state in state.edges.filter { $0.from == name && $0.refused == nil }.map(\.to) }
     }
 
     /// Checks that the current task may read `link` (``ConstructionChain/check(_:)``), and

@@ -35,6 +35,9 @@ extension ScopeContext {
                     if case .building = entry.slot { state.entries.append(entry) }
                 }
             }
+            if !state.notClosed.isEmpty {
+                entries = SmallList(entries.filter { !state.notClosed.contains($0.id) })
+            }
             return (entries, node.map(ScopeNode.init) ?? .empty)
         }
     }

@@ -72,15 +72,18 @@ extension ScopeContext {
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
         let box: AnyValueBox
-        // App services are built once per root: their build time is worth two clock reads.
+        // App services are built once per root: their build time is worth two clock reads, and
+        // what they read is recorded, for a reload to know whether they can be carried over.
         let start = link.lifetime == .app ? ContinuousClock.now : nil
+        let inputs = link.lifetime == .app ? ServiceInputs() : nil
+        let current = inputs.map { recordingNode(into: $0) } ?? node
         do {
             #if Instrumentation
             let instrumented = registry.instruments != nil
             #else
             let instrumented = false
             #endif
-            if !instrumented, node == nil {
+            if !instrumented, current == nil {
                 // A request scope's services are built inside its binding: no binding of their
                 // own, and `make` is the operation itself, without a closure around it.
                 box = try await ConstructionChain.$current.withValue(chain, operation: make)
@@ -88,21 +91,31 @@ extension ScopeContext {
                 box = try await ConstructionChain.$current.withValue(chain) {
                     #if Instrumentation
                     if let instruments = registry.instruments {
-                        return try await Self.withCurrent(node) { try await instruments.build(link.key, make) }
+                        return try await Self.withCurrent(current) { try await instruments.build(link.key, make) }
                     }
                     #endif
-                    return try await Self.withCurrent(node, make)
+                    return try await Self.withCurrent(current, make)
                 }
             }
         } catch {
             abandonBuild(of: link, failingWith: error)
             throw error
         }
-        if let start { registry.dependencies.appServiceBuilt(link, in: ContinuousClock.now - start) }
+        if let start, let inputs {
+            registry.dependencies.appServiceBuilt(link, in: ContinuousClock.now - start, inputs: inputs)
+        }
         guard store(box, builtFor: link) else {
             try await closeBuiltAfterEnd(box, of: link, with: node)
         }
         return box
+    }
+
+    /// An empty node of this root on which an app service is built: every read falls through
+    /// to an observer that answers it from the root's values and records it in `inputs`.
+    private func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {
+        guard let root = state.withLock({ $0.node }) else { return nil }
+        let observer = DefaultReadObserver(recording: InputRecording(root: root, into: inputs))
+        return ScopeNode(ScopeNodeBuffer.make(capacity: 0, depth: 0, scope: self, observer: observer))
     }
 
     /// Forgets the failed construction of the service `link` names and fails its waiters.
@@ -180,7 +193,7 @@ extension ScopeContext {
         state.withLock { state in
             state.watchers = (state.watchers ?? []) + [watcher]
             var built: [(order: Int, value: any Sendable)] = []
-            for entry in state.entries {
+            for entry in state.entries where !state.carriedOver.contains(entry.id) {
                 guard case .built(let box, let key, let order) = entry.slot else { continue }
                 built.append((order, key.value(erased: box)))
             }

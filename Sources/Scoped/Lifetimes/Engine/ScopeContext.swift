@@ -44,6 +44,12 @@ package final class ScopeContext: Sendable {
         /// An optional, so that a request's scope, which never has any, starts without a
         /// reference to an empty array.
         var watchers: [@Sendable (any Sendable) -> Void]?
+        /// Built services this scope holds but does not close: carried over from the root it
+        /// replaces until the reload commits, or carried over to the root that replaced it.
+        var notClosed: Set<ObjectIdentifier> = []
+        /// Services carried over from another root: already running, so never handed to
+        /// watchers as built here.
+        var carriedOver: Set<ObjectIdentifier> = []
 
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }

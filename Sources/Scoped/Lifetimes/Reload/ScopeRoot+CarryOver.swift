@@ -1,0 +1,42 @@
+extension ScopeRoot {
+    /// Adopts each app service `previous` built that this root would build the same.
+    ///
+    /// A service is the same when every entry it read while it was built holds an equal value
+    /// here, and every service it read was carried over too. The others are left for this root
+    /// to build.
+    ///
+    /// Adopted services are not closed by this root until ``ScopeContext/closeCarriedOver()``:
+    /// a reload that is rejected leaves them to `previous`.
+    func carryOver(from previous: ScopeRoot) -> (carried: [ScopeContext.BuiltService], rebuilt: [ScopeReload.Rebuilt]) {
+        let recorder = previous.context.registry.dependencies
+        var carried: [ScopeContext.BuiltService] = []
+        var carriedNames: Set<String> = []
+        var rebuilt: [ScopeReload.Rebuilt] = []
+        for service in previous.context.builtServices() {
+            let name = service.key.name
+            let reason: String?
+            if let inputs = recorder.inputs(of: name) {
+                if let change = inputs.firstChange(in: values) {
+                    reason = "\(change) changed"
+                } else if let dependency = recorder.dependencies(of: name).first(where: { !carriedNames.contains($0) })
+                {
+                    reason = "\(dependency) was rebuilt"
+                } else {
+                    reason = nil
+                }
+            } else {
+                reason = "what it read is not known"
+            }
+            if let reason {
+                rebuilt.append(.init(service: name, reason: reason))
+            } else if context.adopt(service) {
+                context.registry.dependencies.carriedOver(name, from: recorder)
+                carried.append(service)
+                carriedNames.insert(name)
+            } else {
+                rebuilt.append(.init(service: name, reason: "the new root built it already"))
+            }
+        }
+        return (carried, rebuilt)
+    }
+}
