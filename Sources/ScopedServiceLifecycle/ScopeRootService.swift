@@ -24,14 +24,24 @@ import Synchronization
 /// stops accepting and finishes its requests first; then this service waits for the root's
 /// scopes still open (handed-off work), closes the app services newest first, stops the running
 /// ones, and returns.
+///
+/// Give it a ``ReloadableScopeRoot`` to apply new configuration while it runs:
+/// ``follow(_:makeRoot:onReload:)`` makes each snapshot's root current once it has validated,
+/// and runs its `Service`s from their build to their close, so that a database client carried
+/// over by a reload keeps running and a replaced one stops once the root it belonged to drained.
 public final class ScopeRootService: Service, Sendable, CustomStringConvertible {
-    /// The root this service validates, runs and shuts down.
-    public let root: ScopeRoot
+    /// The roots this service validates, runs and shuts down: the current one, and those it
+    /// replaced while they drain.
+    public let reloadable: ReloadableScopeRoot
     private let logger: Logger
     private let validationScope: @Sendable (inout ScopedValues) throws -> Void
     private let shutdownTimeout: Duration?
     private let readiness = Readiness()
     private let started = Atomic(false)
+    private let running: RunningServices
+
+    /// The root current now: the one new scopes open on.
+    public var root: ScopeRoot { reloadable.current }
 
     /// Creates the service of `root`.
     ///
@@ -42,17 +52,65 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     ///   - validationScope: what a request scope sets when it opens, for
     ///     `ScopeRoot.validate(scope:)`.
     ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes
-    ///     before it abandons them (logged); `nil` waits for all of them.
-    public init(
+    ///     before it abandons them (logged); `nil` waits for all of them. A root replaced by a
+    ///     reload drains with the same bound.
+    public convenience init(
         root: ScopeRoot,
         logger: Logger,
         validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
         shutdownTimeout: Duration? = nil
     ) {
-        self.root = root
+        self.init(
+            root: ReloadableScopeRoot(root),
+            logger: logger,
+            validationScope: validationScope,
+            shutdownTimeout: shutdownTimeout
+        )
+    }
+
+    /// Creates the service of a root that reloads; the parameters are those of the initializer
+    /// that takes a `ScopeRoot`.
+    public init(
+        root: ReloadableScopeRoot,
+        logger: Logger,
+        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
+        shutdownTimeout: Duration? = nil
+    ) {
+        self.reloadable = root
         self.logger = logger
         self.validationScope = validationScope
         self.shutdownTimeout = shutdownTimeout
+        self.running = RunningServices(logger: logger)
+    }
+
+    /// Applies each configuration snapshot as a new root generation, once ``ready()``: see
+    /// `ReloadableScopeRoot.follow(_:makeRoot:validationScope:shutdownTimeout:onReload:)`,
+    /// which this calls with the service's validation scope and shutdown timeout. The
+    /// `Service`s each root builds run from their build until the root that owns them last
+    /// closes them.
+    ///
+    /// - Parameters:
+    ///   - snapshots: the configuration, each time it changes.
+    ///   - makeRoot: the root for one snapshot, built as at start-up and not yet validated.
+    ///   - onReload: told each snapshot's outcome, in order.
+    /// - Throws: what `snapshots` throws, or the validation error of the first root.
+    public func follow<Snapshots: AsyncSequence>(
+        _ snapshots: Snapshots,
+        makeRoot: (Snapshots.Element) throws -> ScopeRoot,
+        onReload: (Result<ScopeReload, any Error>) async -> Void
+    ) async throws {
+        try await ready()
+        try await reloadable.follow(
+            snapshots,
+            makeRoot: { snapshot in
+                let root = try makeRoot(snapshot)
+                running.watch(root)
+                return root
+            },
+            validationScope: validationScope,
+            shutdownTimeout: shutdownTimeout,
+            onReload: onReload
+        )
     }
 
     /// "ScopeRootService", as service-lifecycle's logs name it.
@@ -66,7 +124,8 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     public func run() async throws {
         let (first, _) = started.compareExchange(expected: false, desired: true, ordering: .relaxed)
         precondition(first, "ScopeRootService.run() called twice: give the service to one service group")
-        let running = RunningServices(root: root, logger: logger)
+        let root = self.root
+        running.watch(root)
         let problems = await root.validate(scope: validationScope)
         guard problems.isEmpty else {
             let error = ScopeValidationError(problems: problems)

@@ -154,6 +154,27 @@ struct RootReloadTests {
         #expect(ledger.count("pool 8 closed") == 1)
     }
 
+    @Test func aServiceCarriedOverTwiceClosesOnlyOnceTheFirstRootsRequestsEnded() async throws {
+        let reloadable = try await started()
+        let inFlight = reloadable.current.openScope()
+        let carried = try await reloadable.reload(to: makeRoot(logLevel: "debug"))
+        let firstRetired = Task { await carried.previous.shutdown() }  // waits for its request
+        let replaced = try await reloadable.reload(to: makeRoot(size: 8, logLevel: "debug"))
+        #expect(replaced.rebuilt.map(\.service) == ["pool", "repository"])
+
+        // Generation 2 owns pool 4 now, and has no request of its own; generation 1's request
+        // still uses it.
+        let retired = Task { await replaced.previous.shutdown() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(ledger.count("pool 4 closed") == 0, "pool 4 closed under a request of the first root")
+        #expect(try await inFlight.run { try await ScopedValues.current[PoolKey.self] }.settings.size == 4)
+        try await inFlight.close(.success)
+        await firstRetired.value
+        await retired.value
+        #expect(ledger.count("pool 4 closed") == 1)
+        await reloadable.current.shutdown()
+    }
+
     @Test func aRootThatFailsValidationIsRejectedAndTheCurrentOneKeepsEverything() async throws {
         let reloadable = try await started()
         let current = reloadable.current

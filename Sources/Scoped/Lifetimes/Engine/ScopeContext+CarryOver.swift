@@ -23,7 +23,7 @@ extension ScopeContext {
     }
 
     /// Holds `service`, built by the root this one replaces, as built here, without closing it
-    /// until ``closeCarriedOver()``.
+    /// until ``closeCarriedOver(from:)``.
     ///
     /// - Returns: `false` when this root already built or is building the service, or has
     ///   closed: then it is not adopted.
@@ -42,9 +42,16 @@ extension ScopeContext {
         return adopted
     }
 
-    /// From now on, closes the services it adopted: the reload that adopted them committed.
-    func closeCarriedOver() {
-        state.withLock { state in state.notClosed.subtract(state.carriedOver) }
+    /// From now on, closes the services it adopted from `previous`: the reload that adopted
+    /// them committed. Its shutdown closes them only once `previous`'s scopes, which may still
+    /// use them, have closed too.
+    func closeCarriedOver(from previous: ScopeContext) {
+        let predecessors = previous.undrainedScopes
+        state.withLock { state in
+            guard !state.carriedOver.isEmpty else { return }
+            state.notClosed.subtract(state.carriedOver)
+            state.predecessors = predecessors
+        }
     }
 
     /// Stops closing `ids`: they were carried over to the root that replaced this one.

@@ -11,7 +11,17 @@ extension ScopeContext {
     @inline(__always)
     nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
         let (built, node) = takeBuiltServices()
-        return built.isEmpty ? [] : await close(built, in: node, outcome: outcome)
+        if built.isEmpty { return [] }
+        let failures = await close(built, in: node, outcome: outcome)
+        // Only a root is watched; a request's scope skips the lock.
+        if lifetime == .app, let watchers = state.withLock({ $0.closeWatchers }) {
+            for entry in built {
+                guard case .built(let box, let key, _) = entry.slot else { continue }
+                let value = key.value(erased: box)
+                for watcher in watchers { watcher(value) }
+            }
+        }
+        return failures
     }
 
     /// Marks the scope closed and takes the services it built out of its state.

@@ -186,12 +186,19 @@ extension ScopeContext {
 
     /// Calls `watcher` with each service this scope builds from now on, as it is built, and
     /// returns the services it has built so far, oldest first: together, every service, once.
+    /// Services carried over from a root this one replaced are not among them: they were built,
+    /// and are watched, there. `closed` is told each service this scope closes, once it has.
     ///
     /// How an application runs the app services that must run beside it (a database client's
-    /// connection pool): `ScopeRoot.withRunningServices` in ScopedServiceLifecycle.
-    package func watchBuiltServices(_ watcher: @escaping @Sendable (any Sendable) -> Void) -> [any Sendable] {
+    /// connection pool), from their build to their close: `ScopeRoot.withRunningServices` and
+    /// `ScopeRootService` in ScopedServiceLifecycle.
+    package func watchBuiltServices(
+        _ watcher: @escaping @Sendable (any Sendable) -> Void,
+        closed: (@Sendable (any Sendable) -> Void)? = nil
+    ) -> [any Sendable] {
         state.withLock { state in
             state.watchers = (state.watchers ?? []) + [watcher]
+            if let closed { state.closeWatchers = (state.closeWatchers ?? []) + [closed] }
             var built: [(order: Int, value: any Sendable)] = []
             for entry in state.entries where !state.carriedOver.contains(entry.id) {
                 guard case .built(let box, let key, let order) = entry.slot else { continue }

@@ -39,17 +39,22 @@ package final class ScopeContext: Sendable {
         /// The node refers to this scope too; ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would
         /// give the node a side table and slow down every retain of it on the read path.)
         var node: ScopeNodeBuffer?
-        /// Told each service this scope builds, as it is built (``watchBuiltServices(_:)``).
+        /// Told each service this scope builds, as it is built (``watchBuiltServices(_:closed:)``).
         ///
         /// An optional, so that a request's scope, which never has any, starts without a
         /// reference to an empty array.
         var watchers: [@Sendable (any Sendable) -> Void]?
+        /// Told each service this scope closes, once it has closed (``watchBuiltServices(_:closed:)``).
+        var closeWatchers: [@Sendable (any Sendable) -> Void]?
         /// Built services this scope holds but does not close: carried over from the root it
         /// replaces until the reload commits, or carried over to the root that replaced it.
         var notClosed: Set<ObjectIdentifier> = []
         /// Services carried over from another root: already running, so never handed to
         /// watchers as built here.
         var carriedOver: Set<ObjectIdentifier> = []
+        /// The open scopes of the roots this one carried services over from, while any is
+        /// open: they use those services too, so this root closes them only once they drained.
+        var predecessors: [OpenScopes] = []
 
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }
@@ -245,9 +250,16 @@ package final class ScopeContext: Sendable {
     /// The number of scopes opened on this root and not yet closed.
     package var openScopeCount: Int { openScopes?.count ?? 0 }
 
-    /// Returns once every scope opened on this root has closed.
+    /// Returns once every scope opened on this root has closed, and every scope of the roots
+    /// it carried services over from.
     package func drain() async {
         await openScopes?.drained()
+        for predecessor in state.withLock({ $0.predecessors }) { await predecessor.drained() }
+    }
+
+    /// The open scopes of this root and of its predecessors, those not drained yet.
+    var undrainedScopes: [OpenScopes] {
+        ((openScopes.map { [$0] } ?? []) + state.withLock { $0.predecessors }).filter { $0.count > 0 }
     }
 }
 

@@ -97,7 +97,7 @@ public final class ReloadableScopeRoot: Sendable {
             return state.generation
         }
         previous.context.handOver(Set(carried.map(\.id)))
-        newRoot.context.closeCarriedOver()
+        newRoot.context.closeCarriedOver(from: previous.context)
         #if Instrumentation
         newRoot.context.registry.instruments?.reloaded(applied: true, generation: generation)
         #endif
