@@ -83,8 +83,9 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
         self.running = RunningServices(logger: logger)
     }
 
-    /// Applies each configuration snapshot as a new root generation, once ``ready()``: see
-    /// `ReloadableScopeRoot.follow(_:makeRoot:validationScope:shutdownTimeout:onReload:)`,
+    /// Applies each configuration snapshot as a new root generation, once ``ready()``.
+    ///
+    /// See `ReloadableScopeRoot.follow(_:makeRoot:validationScope:shutdownTimeout:onReload:)`,
     /// which this calls with the service's validation scope and shutdown timeout. The
     /// `Service`s each root builds run from their build until the root that owns them last
     /// closes them.

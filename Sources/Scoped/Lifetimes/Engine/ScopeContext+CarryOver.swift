@@ -42,8 +42,9 @@ extension ScopeContext {
         return adopted
     }
 
-    /// From now on, closes the services it adopted from `previous`: the reload that adopted
-    /// them committed. Its shutdown closes them only once `previous`'s scopes, which may still
+    /// From now on, closes the services it adopted from `previous`.
+    ///
+    /// The reload that adopted them committed. Its shutdown closes them only once `previous`'s scopes, which may still
     /// use them, have closed too.
     func closeCarriedOver(from previous: ScopeContext) {
         let predecessors = previous.undrainedScopes

@@ -184,8 +184,9 @@ extension ScopeContext {
         throw ScopedError.scopeEnded(entry: link.key.name)
     }
 
-    /// Calls `watcher` with each service this scope builds from now on, as it is built, and
-    /// returns the services it has built so far, oldest first: together, every service, once.
+    /// Calls `watcher` with each service this scope builds from now on, as it is built.
+    ///
+    /// Returns the services it has built so far, oldest first: together, every service, once.
     /// Services carried over from a root this one replaced are not among them: they were built,
     /// and are watched, there. `closed` is told each service this scope closes, once it has.
     ///
