@@ -50,7 +50,12 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
-        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        // Reloading: the file provider that watches the example's configuration files.
+        .package(
+            url: "https://github.com/apple/swift-configuration.git",
+            from: "1.4.0",
+            traits: [.defaults, "Reloading"]
+        ),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),

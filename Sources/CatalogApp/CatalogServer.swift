@@ -59,6 +59,8 @@ package enum CatalogServer {
             case .sqlite: values.sqliteConfiguration = configuration.database
             case .postgres: values.postgresConfiguration = configuration.postgres
             }
+            // The rule each request follows: the root's, so that a reload changes it.
+            values.overrideRule = configuration.overrideRule
             // The backend's variant of every entry that depends on it. `sqlite` is each entry's
             // default: selecting it explicitly would hide a test's mock.
             for entry in CatalogVariants.backendEntries + ["debugDatabase"] {
@@ -104,6 +106,19 @@ package enum CatalogServer {
         root: ScopeRoot,
         configuration: AppConfiguration
     ) -> (router: Router<BasicRequestContext>, routes: RouteTable) {
+        makeRouter(root: ReloadableScopeRoot(root), configuration: configuration, reloads: ReloadLedger())
+    }
+
+    /// The router on a root that reloads.
+    ///
+    /// Each request opens its scope on the root current when it arrives, and follows that root's
+    /// override rule. What the router itself is made of
+    /// (its debug and metrics routes) is read once, from `configuration`.
+    static func makeRouter(
+        root: ReloadableScopeRoot,
+        configuration: AppConfiguration,
+        reloads: ReloadLedger
+    ) -> (router: Router<BasicRequestContext>, routes: RouteTable) {
         let router = Router()
         let table = RouteTable()
         let ignoredOverride = Mutex(false)
@@ -122,7 +137,7 @@ package enum CatalogServer {
                 let readsOnly = request.method == .get || request.method == .head
                 values.transactionMode = readsOnly ? .readOnly : .readWrite
                 try applyOverrideRule(
-                    configuration,
+                    values.overrideRule,
                     to: &values,
                     request: request,
                     logger: context.logger,
@@ -159,7 +174,7 @@ package enum CatalogServer {
             )
         }
         if configuration.debugRoutes {
-            DebugRoutes.add(to: routes, root: root)
+            DebugRoutes.add(to: routes, root: root, reloads: reloads)
         }
         return (router, table)
     }
@@ -171,13 +186,13 @@ package enum CatalogServer {
     ///
     /// Without a rule the header is ignored, and that is logged once.
     private static func applyOverrideRule(
-        _ configuration: AppConfiguration,
+        _ rule: AppConfiguration.OverrideRule?,
         to values: inout ScopedValues,
         request: Request,
         logger: Logger,
         ignoredOverride: borrowing Mutex<Bool>
     ) throws {
-        guard let rule = configuration.overrideRule else {
+        guard let rule else {
             if request.headers[overrideHeader] != nil,
                 ignoredOverride.withLock({ logged in
                     defer { logged = true }
@@ -205,6 +220,22 @@ package enum CatalogServer {
         configuration: AppConfiguration,
         logger: Logger
     ) -> Application<RouterResponder<BasicRequestContext>> {
+        makeApplication(
+            root: ReloadableScopeRoot(root),
+            configuration: configuration,
+            reloads: ReloadLedger(),
+            logger: logger
+        )
+    }
+
+    /// The HTTP application on a root that reloads; WebSocket connections keep the root they
+    /// connected on.
+    static func makeApplication(
+        root: ReloadableScopeRoot,
+        configuration: AppConfiguration,
+        reloads: ReloadLedger,
+        logger: Logger
+    ) -> Application<RouterResponder<BasicRequestContext>> {
         // Upgrade requests go through their own router: each connection opens a scope on the
         // root, and each message a scope of its own.
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
@@ -212,7 +243,7 @@ package enum CatalogServer {
         LiveRatings().addRoute(to: webSocketRouter, root: root)
         let webSocketResponder = webSocketRouter.buildResponder()
         return Application(
-            router: makeRouter(root: root, configuration: configuration).router,
+            router: makeRouter(root: root, configuration: configuration, reloads: reloads).router,
             // hummingbird-websocket's upgrade channel, with a guard on the first request head
             // that it does not set itself (see `FirstRequestGuard`).
             server: HTTPServerBuilder { responder in
@@ -254,9 +285,14 @@ package enum CatalogServer {
     /// Runs the server until SIGTERM or SIGINT, drains requests for at most the configured
     /// timeout, then shuts the root down, closing the database last; a PostgreSQL client stops
     /// after that.
-    package static func run(_ configuration: AppConfiguration, logger: Logger) async throws {
-        let root = try makeRoot(configuration, logger: logger)
-        var application = makeApplication(root: root, configuration: configuration, logger: logger)
+    package static func run(
+        _ configuration: AppConfiguration,
+        environment: [String: String] = [:],
+        logger: Logger
+    ) async throws {
+        let root = ReloadableScopeRoot(try makeRoot(configuration, logger: logger))
+        let reloads = ReloadLedger()
+        var application = makeApplication(root: root, configuration: configuration, reloads: reloads, logger: logger)
         // Validated before the port binds; shut down after the server and the job have stopped
         // (a service group stops its services in reverse order).
         let rootService = ScopeRootService(
@@ -266,11 +302,20 @@ package enum CatalogServer {
             shutdownTimeout: configuration.shutdownTimeout
         )
         application.addScopeRoot(rootService)
-        application.beforeServerStarts { try await seed(root, configuration: configuration, logger: logger) }
+        application.beforeServerStarts { try await seed(root.current, configuration: configuration, logger: logger) }
         application.addServices(
             HistoryPruningJob(root: root, retention: historyRetention, logger: logger) {
                 try await rootService.ready()
-            }
+            },
+            // Stops first: no reload begins while the server drains.
+            try await LiveConfiguration(
+                started: configuration,
+                environment: environment,
+                rootService: rootService,
+                makeRoot: { try makeRoot($0, logger: logger) },
+                reloads: reloads,
+                logger: logger
+            )
         )
         var group = ServiceGroupConfiguration(
             services: [application],

@@ -17,17 +17,14 @@ enum ExampleServer {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(1)
         }
-        let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        // A reload of `log.level` changes it for every logger.
+        LiveLogLevel.shared.level = configuration.logLevel
+        LoggingSystem.bootstrap(LiveLogLevel.handler)
         let logger = Logger(label: "ExampleServer")
         do {
             switch CommandLine.arguments.dropFirst().first {
             case nil:
-                try await CatalogServer.run(configuration, logger: logger)
+                try await CatalogServer.run(configuration, environment: environment, logger: logger)
             case "prune-history":
                 let pruned = try await CatalogServer.pruneHistory(configuration, logger: logger)
                 logger.notice("Pruned \(pruned) history entries")

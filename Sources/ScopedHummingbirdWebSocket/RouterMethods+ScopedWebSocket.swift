@@ -46,15 +46,45 @@ extension RouterMethods where Context: WebSocketRequestContext {
         },
         onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
     ) -> Self {
+        ws(path, currentRoot: { root }, update: update, shouldUpgrade: shouldUpgrade, onUpgrade: handler)
+    }
+
+    /// Adds a WebSocket route whose every connection runs in its own scope, a child of the root
+    /// current when it connects: a connection keeps that root for its lifetime, across reloads.
+    ///
+    /// The parameters are those of the overload that takes a `ScopeRoot`.
+    ///
+    /// - Returns: the router, to add more routes.
+    @discardableResult
+    public func ws(
+        _ path: RouterPath = "",
+        root: ReloadableScopeRoot,
+        update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void = { _, _, _ in },
+        shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade = { _, _ in
+            .upgrade([:])
+        },
+        onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
+    ) -> Self {
+        ws(path, currentRoot: { root.current }, update: update, shouldUpgrade: shouldUpgrade, onUpgrade: handler)
+    }
+
+    private func ws(
+        _ path: RouterPath,
+        currentRoot: @escaping @Sendable () -> ScopeRoot,
+        update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void,
+        shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade,
+        onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
+    ) -> Self {
         ws(path, shouldUpgrade: shouldUpgrade) { inbound, outbound, context in
-            try await root.withScope({ values in
-                let upgrade = context.requestContext
-                // The ID the upgrade request's log lines carried, after RequestIDMiddleware.
-                values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
-                try update(&values, context.request, upgrade)
-            }) {
-                try await handler(inbound, outbound, context)
-            }
+            try await currentRoot()
+                .withScope({ values in
+                    let upgrade = context.requestContext
+                    // The ID the upgrade request's log lines carried, after RequestIDMiddleware.
+                    values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
+                    try update(&values, context.request, upgrade)
+                }) {
+                    try await handler(inbound, outbound, context)
+                }
         }
     }
 }

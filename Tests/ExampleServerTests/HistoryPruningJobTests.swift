@@ -54,7 +54,12 @@ struct HistoryPruningJobTests {
     @Test func theJobRunsPeriodicallyUntilGracefulShutdown() async throws {
         let folder = try TemporaryFolder()
         let (_, root) = try await makeApplication(try await loadConfiguration(.development, folder: folder))
-        let job = HistoryPruningJob(root: root, interval: .milliseconds(20), retention: .seconds(86400), logger: logger)
+        let job = HistoryPruningJob(
+            root: ReloadableScopeRoot(root),
+            interval: .milliseconds(20),
+            retention: .seconds(86400),
+            logger: logger
+        )
         let group = ServiceGroup(services: [job], logger: logger)
         let running = Task { try await group.run() }
 

@@ -46,6 +46,8 @@ package struct AppConfiguration: Sendable {
     /// Where the server listens and what it calls itself, read by Hummingbird from `http.*`
     /// (`http.host`, `http.port`).
     var server: ApplicationConfiguration
+    /// `http.host:http.port`: what a reload cannot change.
+    var listenAddress: String
     /// The HTTP/1 channel's settings, read by Hummingbird from `http.*`: `http.idleTimeout`,
     /// seconds a connection may stay idle, or part-way through a request, before it is closed.
     var http1: HTTP1Channel.Configuration
@@ -82,41 +84,48 @@ package struct AppConfiguration: Sendable {
     var idleTimeout: TimeAmount { http1.idleTimeout ?? .milliseconds(Int64(Self.defaultIdleTimeout * 1000)) }
 
     /// Loads the profile named by `APP_ENV` (default `development`) from `CONFIG_DIR` (default
-    /// `Config`), with `environment` over it.
+    /// `Config`), with the file named by `CONFIG_FILE`, when set, over it, and `environment`
+    /// over both.
     ///
     /// - Throws: ``ConfigurationError`` naming the key and the file (or variable) when a value
     ///   is missing or invalid.
     package static func load(environment: [String: String]) async throws -> AppConfiguration {
-        let profileName = environment["APP_ENV"] ?? "development"
-        guard let profile = Profile(rawValue: profileName) else {
-            throw ConfigurationError(
-                key: "APP_ENV",
-                source: "environment variable APP_ENV",
-                message:
-                    "'\(profileName)' is not a profile; use one of \(Profile.allCases.map(\.rawValue).joined(separator: ", "))"
-            )
+        let files = try ConfigurationFiles(environment: environment)
+        let profile = try await files.read(files.profile)
+        var overlay: Configuration.FileProvider<JSONSnapshot>?
+        if let overlayFile = files.overlay { overlay = try await files.read(overlayFile) }
+        return try read(files: files, profile: profile, overlay: overlay, environment: environment)
+    }
+
+    /// The settings `profile`'s file and `overlay`'s hold, with `environment` over them: what
+    /// ``load(environment:)`` reads at start-up, and a reload reads from the files as they
+    /// changed.
+    ///
+    /// - Throws: ``ConfigurationError`` naming the key and where its value came from.
+    static func read(
+        files: ConfigurationFiles,
+        profile profileProvider: any ConfigProvider,
+        overlay overlayProvider: (any ConfigProvider)?,
+        environment: [String: String]
+    ) throws -> AppConfiguration {
+        let profile = files.profileName
+        let file = files.profile
+        let reader = ConfigReader(
+            providers: [EnvironmentVariablesProvider(environmentVariables: environment)]
+                + (overlayProvider.map { [$0] } ?? []) + [profileProvider]
+        )
+        var overlay: (file: String, reader: ConfigReader)?
+        if let overlayFile = files.overlay, let overlayProvider {
+            overlay = (overlayFile, ConfigReader(provider: overlayProvider))
         }
-        let folder = environment["CONFIG_DIR"] ?? "Config"
-        let file = URL(filePath: folder).appending(path: "\(profile.rawValue).json").path
-        guard FileManager.default.fileExists(atPath: file) else {
-            throw ConfigurationError(key: "(file)", source: file, message: "the profile file does not exist")
-        }
-        let fileProvider: Configuration.FileProvider<JSONSnapshot>
-        do {
-            fileProvider = try await Configuration.FileProvider<JSONSnapshot>(filePath: .init(file))
-        } catch {
-            throw ConfigurationError(key: "(file)", source: file, message: "the file is not valid JSON: \(error)")
-        }
-        let reader = ConfigReader(providers: [
-            EnvironmentVariablesProvider(environmentVariables: environment),
-            fileProvider,
-        ])
-        let values = ConfigValues(reader: reader, file: file, environment: environment)
+        let values = ConfigValues(reader: reader, file: file, overlay: overlay, environment: environment)
 
         var configuration = AppConfiguration(
             profile: profile,
             file: file,
             server: try serverConfiguration(reader, values: values),
+            listenAddress:
+                "\(try values.string("http.host", default: "127.0.0.1")):\(try values.int("http.port", in: 0...65535))",
             http1: try http1Configuration(reader, values: values),
             databaseKind: try values.choice("database.kind", default: .sqlite) { DatabaseKind(rawValue: $0) },
             database: SQLiteConfiguration(

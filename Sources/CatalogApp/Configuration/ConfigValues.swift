@@ -5,7 +5,10 @@ import Configuration
 /// but invalid, and naming the key and its source in every error.
 struct ConfigValues {
     let reader: ConfigReader
+    /// The profile's file.
     let file: String
+    /// The file named by `CONFIG_FILE`, layered over the profile's, and a reader of it alone.
+    var overlay: (file: String, reader: ConfigReader)? = nil
     let environment: [String: String]
 
     /// The environment variable that overrides `key`, named as swift-configuration's
@@ -22,10 +25,13 @@ struct ConfigValues {
         return name
     }
 
-    /// Where `key`'s value comes from: its environment variable when set, else the file.
+    /// Where `key`'s value comes from: its environment variable when set, else the overlay
+    /// file when it has the key, else the profile's file.
     func source(of key: String) -> String {
         let name = variable(for: key)
-        return environment[name] != nil ? "environment variable \(name)" : file
+        if environment[name] != nil { return "environment variable \(name)" }
+        if let overlay, Self.isPresent(key, in: overlay.reader) { return overlay.file }
+        return file
     }
 
     func error(_ key: String, _ message: String) -> ConfigurationError {
@@ -34,6 +40,11 @@ struct ConfigValues {
 
     /// Whether `key` has a value of any type.
     private func isPresent(_ key: String) -> Bool {
+        Self.isPresent(key, in: reader)
+    }
+
+    /// Whether `key` has a value of any type in `reader`.
+    private static func isPresent(_ key: String, in reader: ConfigReader) -> Bool {
         let configKey = ConfigKey(key)
         return reader.string(forKey: configKey) != nil || reader.int(forKey: configKey) != nil
             || reader.double(forKey: configKey) != nil || reader.bool(forKey: configKey) != nil

@@ -8,10 +8,12 @@ import Synchronization
 ///
 /// Served only when `debug.routes` is on, which production refuses at start-up.
 enum DebugRoutes {
-    static func add(to routes: RouteRecorder<BasicRequestContext>, root: ScopeRoot) {
+    static func add(to routes: RouteRecorder<BasicRequestContext>, root: ReloadableScopeRoot, reloads: ReloadLedger) {
         routes.on(.get, "/debug/scope") { _, _ in try JSONResponse.make(ScopedValues.current.describe()) }
         routes.on(.get, "/debug/echo") { _, _ in try JSONResponse.make(try await ScopeEcho.read()) }
-        routes.on(.get, "/debug/stats") { _, _ in try JSONResponse.make(try await ServerStatistics.read(root: root)) }
+        routes.on(.get, "/debug/stats") { _, _ in
+            try JSONResponse.make(try await ServerStatistics.read(root: root, reloads: reloads.counts))
+        }
         // A request whose scope builds a service with a close that never returns: it is
         // answered, and its scope ends once the close is abandoned.
         routes.on(.get, "/debug/hanging-close") { _, _ in
@@ -21,7 +23,7 @@ enum DebugRoutes {
         // The services validation built at start-up, and which read which: `?format=` json
         // (the default), dot (Graphviz: `dot -Tpng`) or mermaid.
         routes.on(.get, "/debug/graph") { request, _ in
-            let graph = root.dependencyGraph()
+            let graph = root.current.dependencyGraph()
             switch request.uri.queryParameters.get("format") ?? "json" {
             case "json":
                 return try JSONResponse.make(graph)

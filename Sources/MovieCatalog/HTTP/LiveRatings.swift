@@ -24,8 +24,9 @@ package struct LiveRatings: Sendable {
     /// Creates the handler; it reads its dependencies from each message's scope.
     package init() {}
 
-    /// Adds the WebSocket route to `router`, whose connections are children of `root`.
-    package func addRoute<Context: WebSocketRequestContext>(to router: Router<Context>, root: ScopeRoot) {
+    /// Adds the WebSocket route to `router`, whose connections are children of the root current
+    /// when they connect, and keep it for as long as they are open.
+    package func addRoute<Context: WebSocketRequestContext>(to router: Router<Context>, root: ReloadableScopeRoot) {
         router.ws(
             "/movies/live",
             root: root,

@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// run returns and rolled back when it throws. As a swift-service-lifecycle `Service`, the job
 /// runs beside the HTTP server and stops at graceful shutdown, between two runs.
 package struct HistoryPruningJob: Service {
-    private let root: ScopeRoot
+    private let root: ReloadableScopeRoot
     private let interval: Duration
     private let retention: Duration
     private let logger: Logger
@@ -22,14 +22,14 @@ package struct HistoryPruningJob: Service {
     /// A job on `root` that runs every `interval` and keeps `retention` of history.
     ///
     /// - Parameters:
-    ///   - root: the application root each run opens its scope on.
+    ///   - root: the application root each run opens its scope on: the one current when it starts.
     ///   - interval: the time between two runs.
     ///   - retention: how old a history entry may get.
     ///   - logger: where runs that delete entries or fail are logged.
     ///   - ready: returns when the root may be used (its validation passed); the job's first run
     ///     waits for it, and the job ends without a run when it throws.
     package init(
-        root: ScopeRoot,
+        root: ReloadableScopeRoot,
         interval: Duration = .seconds(3600),
         retention: Duration,
         logger: Logger,
@@ -40,6 +40,11 @@ package struct HistoryPruningJob: Service {
         self.retention = retention
         self.logger = logger
         self.ready = ready
+    }
+
+    /// A job on `root` alone, which no reload replaces: a command's.
+    package init(root: ScopeRoot, retention: Duration, logger: Logger) {
+        self.init(root: ReloadableScopeRoot(root), retention: retention, logger: logger)
     }
 
     /// Runs the job until graceful shutdown: a run once the root is ready, then one every

@@ -107,6 +107,12 @@ enum ValueComparison {
         return isNil(old) && isNil(new)
     }
 
+    /// The mirror of the value an optional wraps, or `mirror` itself.
+    private static func unwrapped(_ mirror: Mirror) -> Mirror {
+        guard mirror.displayStyle == .optional, let wrapped = mirror.children.first else { return mirror }
+        return Mirror(reflecting: wrapped.value)
+    }
+
     private static func isNil(_ value: Any) -> Bool {
         let mirror = Mirror(reflecting: value)
         return mirror.displayStyle == .optional && mirror.children.isEmpty
@@ -115,8 +121,8 @@ enum ValueComparison {
     /// The label of the first stored property of two values of one type that differs, when
     /// the type has labelled properties.
     static func changedField(_ old: any Sendable, _ new: any Sendable) -> String? {
-        let old = Mirror(reflecting: old)
-        let new = Mirror(reflecting: new)
+        let old = unwrapped(Mirror(reflecting: old))
+        let new = unwrapped(Mirror(reflecting: new))
         guard old.subjectType == new.subjectType, old.children.count == new.children.count else { return nil }
         for (before, after) in zip(old.children, new.children) {
             guard let label = before.label else { return nil }

@@ -1,0 +1,49 @@
+package import Logging
+import Synchronization
+
+/// The process's log level, which a configuration reload changes: every logger made by the
+/// handler ``LiveLogLevel/handler(label:)`` bootstraps reads it at each line.
+package final class LiveLogLevel: Sendable {
+    /// The level of the process.
+    package static let shared = LiveLogLevel()
+
+    private let raw = Atomic<Int>(Logger.Level.info.rank)
+
+    /// The lowest level logged.
+    package var level: Logger.Level {
+        get { Logger.Level.allCases[raw.load(ordering: .relaxed)] }
+        set { raw.store(newValue.rank, ordering: .relaxed) }
+    }
+
+    /// A handler writing to standard error at ``shared``'s level, for `LoggingSystem.bootstrap`.
+    package static func handler(label: String) -> any LogHandler {
+        Handler(base: StreamLogHandler.standardError(label: label))
+    }
+
+    private struct Handler: LogHandler {
+        var base: StreamLogHandler
+
+        var logLevel: Logger.Level {
+            get { LiveLogLevel.shared.level }
+            set { LiveLogLevel.shared.level = newValue }
+        }
+
+        var metadata: Logger.Metadata {
+            get { base.metadata }
+            set { base.metadata = newValue }
+        }
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { base[metadataKey: key] }
+            set { base[metadataKey: key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            base.log(event: event)
+        }
+    }
+}
+
+extension Logger.Level {
+    fileprivate var rank: Int { Self.allCases.firstIndex(of: self) ?? 0 }
+}
