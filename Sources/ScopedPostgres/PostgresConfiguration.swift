@@ -15,7 +15,7 @@ public import PostgresNIO
 ///
 /// Its ``description`` and ``redactedURL`` never show the password, so the configuration can
 /// be logged, reported in an error and shown by diagnostics.
-public struct PostgresConfiguration: Sendable, CustomStringConvertible {
+public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// The server's host name or address.
     public var host: String
     /// The server's port.

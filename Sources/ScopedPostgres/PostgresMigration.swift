@@ -4,7 +4,7 @@
 /// each in its own transaction with its record, under a PostgreSQL advisory lock: instances
 /// that start at once apply each migration exactly once, and a migration that fails leaves
 /// nothing behind.
-public struct PostgresMigration: Sendable {
+public struct PostgresMigration: Sendable, Hashable {
     /// The migration's place in the order; never reuse one.
     public var version: Int
     /// A name for logs.

@@ -25,7 +25,7 @@ import Synchronization
 /// scopes still open (handed-off work), closes the app services newest first, stops the running
 /// ones, and returns.
 ///
-/// Give it a ``ReloadableScopeRoot`` to apply new configuration while it runs:
+/// Give it a `ReloadableScopeRoot` to apply new configuration while it runs:
 /// ``follow(_:makeRoot:onReload:)`` makes each snapshot's root current once it has validated,
 /// and runs its `Service`s from their build to their close, so that a database client carried
 /// over by a reload keeps running and a replaced one stops once the root it belonged to drained.

@@ -14,7 +14,9 @@ package final class ServiceInputs: Sendable {
         /// The value read.
         let value: any Sendable
         /// Reads the same entry from another root's values.
-        let read: @Sendable (ScopedValues) -> any Sendable
+        let reader: any InputReader
+
+        func read(_ values: ScopedValues) -> any Sendable { reader.read(values) }
     }
 
     private let inputs = Mutex<[Input]>([])
@@ -69,7 +71,12 @@ final class InputRecording: Sendable {
             value = K.defaultValue
         }
         inputs.record(
-            .init(name: ScopedValues.entryName(of: key), id: ObjectIdentifier(key), value: value) { $0[K.self] }
+            .init(
+                name: ScopedValues.entryName(of: key),
+                id: ObjectIdentifier(key),
+                value: value,
+                reader: EntryReader<K>()
+            )
         )
         return value
     }
@@ -78,7 +85,7 @@ final class InputRecording: Sendable {
     func object<T: Sendable>(_ type: T.Type) -> T? {
         let object = root.storage(for: ObjectIdentifier(type)).map { ScopeNodeBuffer.load($0, as: T.self) }
         inputs.record(
-            .init(name: String(reflecting: type), id: ObjectIdentifier(type), value: object) { $0.object(T.self) }
+            .init(name: String(reflecting: type), id: ObjectIdentifier(type), value: object, reader: ObjectReader<T>())
         )
         return object
     }
@@ -87,11 +94,28 @@ final class InputRecording: Sendable {
     func providedService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
         let service = root.storage(for: ObjectIdentifier(key)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
         inputs.record(
-            .init(name: K.name, id: ObjectIdentifier(key), value: service) { values in
-                values.node.storage(for: ObjectIdentifier(K.self)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
-            }
+            .init(name: K.name, id: ObjectIdentifier(key), value: service, reader: ProvidedServiceReader<K>())
         )
         return service
+    }
+}
+
+/// Reads one input from a root's values: an entry, an object, or a provided service.
+protocol InputReader: Sendable {
+    func read(_ values: ScopedValues) -> any Sendable
+}
+
+private struct EntryReader<K: ScopedKey>: InputReader {
+    func read(_ values: ScopedValues) -> any Sendable { values[K.self] }
+}
+
+private struct ObjectReader<T: Sendable>: InputReader {
+    func read(_ values: ScopedValues) -> any Sendable { values.object(T.self) }
+}
+
+private struct ProvidedServiceReader<K: ScopedServiceKey>: InputReader {
+    func read(_ values: ScopedValues) -> any Sendable {
+        values.node.storage(for: ObjectIdentifier(K.self)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
     }
 }
 

@@ -17,6 +17,7 @@ enum ReliabilitySuite {
         ("static", StaticChecksScenario.run),
         ("log-secrets", LogSecretsScenario.run),
         ("idle-timeout", IdleTimeoutScenario.run),
+        ("reload", { try ReloadScenario.run($0, on: .sqlite) }),
         // The same scenarios with the server on PostgreSQL, and two servers on one database.
         ("isolation-pg", { try await IsolationScenario.run($0, on: .postgres) }),
         ("disconnects-pg", { try await DisconnectScenario.run($0, on: .postgres) }),
@@ -24,6 +25,7 @@ enum ReliabilitySuite {
         ("bad-input-pg", { try await BadInputScenario.run($0, on: .postgres) }),
         ("contention-pg", { try await WriterContentionScenario.run($0, on: .postgres) }),
         ("shutdown-pg", { try await GracefulShutdownScenario.run($0, on: .postgres) }),
+        ("reload-pg", { try ReloadScenario.run($0, on: .postgres) }),
         ("scale-out", ScaleOutScenario.run),
         // What the things the server depends on do wrong.
         ("pg-restart", { try PostgresRestartScenario.run($0) }),

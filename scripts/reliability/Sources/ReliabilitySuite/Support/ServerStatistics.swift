@@ -6,6 +6,8 @@ struct ServerStatistics: Decodable {
     }
     var otherOpenScopes: Int
     var database: Database
+    /// The current root's generation: 1 at start-up, one more for each applied reload.
+    var generation: Int
 
     static func read(port: Int) throws -> ServerStatistics {
         let response = try HTTPConnection(port: port).perform(HTTPRequest("GET", "/debug/stats"))
