@@ -92,10 +92,29 @@ func requests(_ n: Int, on root: ScopeRoot, reading controller: ScopedController
     return sum
 }
 
+/// The same requests on a root that reloads: each reads the current root under its lock first.
+func requests(_ n: Int, on reloadable: ReloadableScopeRoot, reading controller: ScopedController) async -> Int {
+    var sum = 0
+    for _ in 0..<n {
+        sum &+=
+            (try? await reloadable.withScope({
+                $0.benchRepository = MockBenchRepository()
+                $0.benchRequestID = "request"
+            }) {
+                _ = try await ScopedValues.current[RequestResourceKey.self]
+                return controller.count()
+            }) ?? 0
+    }
+    return sum
+}
+
 /// The per-request cost: open a request scope, set 2 entries, build 1 per-scope resource,
 /// read an entry, close the scope (closing the resource).
 func lifetimeWorkloads() -> [Workload] {
     let root = ScopeRoot { $0.benchRepository = LiveBenchRepository() }
+    // Reloaded once: requests open on its second generation.
+    let reloadable = ReloadableScopeRoot(ScopeRoot { $0.benchRepository = LiveBenchRepository() })
+    reloadable.replace(with: ScopeRoot { $0.benchRepository = LiveBenchRepository() })
     let scoped = ScopedController()
     let swinjectRoot = makeSwinjectRoot()
     swinjectRoot.register(RequestResource.self) { _ in RequestResource() }.inObjectScope(.container)
@@ -127,6 +146,10 @@ func lifetimeWorkloads() -> [Workload] {
             group: "request scope",
             name: "Scoped root.withScope: 2 overrides + 1 scoped resource built and closed + 1 read"
         ) { n in await requests(n, on: root, reading: scoped) },
+        Workload(
+            group: "request scope",
+            name: "the same on a ReloadableScopeRoot, reloaded once"
+        ) { n in await requests(n, on: reloadable, reading: scoped) },
         Workload(
             group: "request scope",
             name: "Swinject child container + 2 registrations + 1 resource resolved + 1 resolve"
