@@ -87,10 +87,14 @@ package enum CatalogServer {
     /// database when configured to.
     static func seed(_ root: ScopeRoot, configuration: AppConfiguration, logger: Logger) async throws {
         // Validation built every app service: what each took, slowest first, once.
-        for (name, duration) in root.dependencyGraph().appServiceBuilds {
+        // With what each read: a reload carries it over while those hold the same values.
+        let graph = root.dependencyGraph()
+        for (name, duration) in graph.appServiceBuilds {
             let microseconds =
                 duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-            logger.notice("Built app service \(name) in \(microseconds / 1000).\(microseconds % 1000 / 100) ms")
+            let inputs = graph.services.first { $0.name == name }?.inputs ?? []
+            let from = inputs.isEmpty ? "" : " from \(inputs.joined(separator: ", "))"
+            logger.notice("Built app service \(name) in \(microseconds / 1000).\(microseconds % 1000 / 100) ms\(from)")
         }
         if configuration.seed && configuration.profile != .production {
             let inserted = try await root.withScope { try await SampleCatalog.seedIfEmpty() }

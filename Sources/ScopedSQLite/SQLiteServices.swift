@@ -46,8 +46,11 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
     /// - Throws: `DatabaseConfigurationError` when no `sqliteConfiguration` is set or a value in
     ///   it is invalid; what ``SQLiteDatabase/init(_:)`` throws.
     public static func makeValue() async throws -> SQLiteDatabase {
-        if let lent = ScopedValues.current[SQLiteTestDatabaseKey.self] { return lent }
-        guard let configuration = ScopedValues.current.sqliteConfiguration else {
+        // Only a test scope can hold a test's database; elsewhere it is not even read, so that
+        // it is not among what a reload compares.
+        let values = ScopedValues.current
+        if values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self] { return lent }
+        guard let configuration = values.sqliteConfiguration else {
             throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "sqliteConfiguration")
         }
         if let problem = configuration.problem {
@@ -80,7 +83,7 @@ public enum SQLiteSessionKey: ScopedServiceKey {
         // A test's database, set in its scope, wins over the root's even where the root's
         // `sqliteDatabase` was built before the test's scope existed.
         let database: SQLiteDatabase
-        if let lent = values[SQLiteTestDatabaseKey.self] {
+        if values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self] {
             database = lent
         } else {
             database = try await values.sqliteDatabase

@@ -113,7 +113,7 @@ struct ConfigurationArticleTests {
         let messages = capture.lines.map(\.message)
         #expect(reloadable.generation == 3)
         #expect(messages.count == 3)
-        #expect(messages.first == "Reloaded, generation 2: no app service built yet")
+        #expect(messages.first == "Reloaded, generation 2: the replaced root had built no app service")
         #expect(messages.dropFirst().first == "Reloaded, generation 3: carried over: sqliteDatabase")
         #expect(messages.last?.hasPrefix("Reload rejected; the current configuration keeps serving:") == true)
         #expect(messages.last?.contains("readers") == true, "\(messages)")

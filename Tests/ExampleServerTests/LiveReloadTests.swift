@@ -100,25 +100,21 @@ struct LiveReloadTests {
             let appliedBefore = try await server.metric(#"scoped_reloads_total{outcome="applied"}"#) ?? 0
             // Readers and writers all along: not one fails, whatever the reloads do.
             let counts = RequestCounts()
+            // Stopped by a flag, never by cancellation: FoundationNetworking's `data(for:)` can
+            // deadlock when its task is cancelled as the response arrives.
             let load = Task {
-                while !Task.isCancelled {
-                    let status: Int
-                    do {
-                        status = try await server.get("/movies?limit=5").status
-                    } catch {
-                        if Task.isCancelled { break }
-                        status = 0
-                    }
+                while !counts.stopped.load(ordering: .relaxed) {
+                    let status = (try? await server.get("/movies?limit=5").status) ?? 0
                     if status != 200 { counts.failures.add(1, ordering: .relaxed) }
                     counts.served.add(1, ordering: .relaxed)
                 }
             }
-            defer { load.cancel() }
+            defer { counts.stopped.store(true, ordering: .relaxed) }
             // Writes too: each one acknowledged must still be there after every reload.
             let writes = Task {
                 var acknowledged: [String] = []
                 var number = 0
-                while !Task.isCancelled {
+                while !counts.stopped.load(ordering: .relaxed) {
                     number += 1
                     let body = #"{"title":"Reload \#(number)","year":2001,"director":"Test"}"#
                     guard let response = try? await server.get("/movies", method: "POST", body: body) else { continue }
@@ -130,7 +126,6 @@ struct LiveReloadTests {
                 }
                 return acknowledged
             }
-            defer { writes.cancel() }
 
             // Only the log level: the database is carried over, still open.
             let started = ContinuousClock.now
@@ -197,8 +192,7 @@ struct LiveReloadTests {
             #expect(try await server.metric(#"scoped_reloads_total{outcome="applied"}"#) == appliedBefore + 3)
             #expect(try await server.metric("scoped_root_generation") != nil)
 
-            load.cancel()
-            writes.cancel()
+            counts.stopped.store(true, ordering: .relaxed)
             _ = await load.value
             let written = await writes.value
             #expect(counts.served.load(ordering: .relaxed) > 10)
@@ -215,4 +209,5 @@ struct LiveReloadTests {
 private final class RequestCounts: Sendable {
     let served = Atomic(0)
     let failures = Atomic(0)
+    let stopped = Atomic(false)
 }

@@ -192,8 +192,18 @@ struct RootReloadTests {
         #expect(ledger.count("pool 4 closed") == 1)
     }
 
-    @Test func aFieldThatCannotBeComparedRebuilds() async throws {
-        // Two roots with the same settings but a different path: the path is named.
+    @Test func theGraphListsWhatEachAppServiceReadWhileBuilt() async throws {
+        let reloadable = try await started()
+        let services = reloadable.current.dependencyGraph().services
+        #expect(services.first { $0.name == "pool" }?.inputs == ["poolFailsToOpen", "ledger", "poolSettings"])
+        #expect(services.first { $0.name == "logSink" }?.inputs == ["reloadLogLevel"])
+        // The repository read only a service: that is an edge, not an input.
+        #expect(services.first { $0.name == "repository" }?.inputs == [])
+        await reloadable.current.shutdown()
+    }
+
+    @Test func theFieldThatChangedIsNamed() async throws {
+        // The same settings but for the path: the reason names the path.
         let reloadable = try await started()
         let reload = try await reloadable.reload(to: makeRoot(path: "b.db"))
         #expect(reload.rebuilt.first == .init(service: "pool", reason: "poolSettings.path changed"))

@@ -20,12 +20,19 @@ public struct DependencyGraph: Hashable, Sendable, Codable {
         /// How long its construction took, for an app service built on this root; `nil` for
         /// scope services (built once per scope) and for services not built yet.
         public var buildDuration: Duration?
+        /// The entries and objects an app service read while it was built, in the order first read.
+        ///
+        /// What a reload compares to decide whether to carry it over. Empty for scope services
+        /// and for services not built yet.
+        public var inputs: [String]
 
-        /// A service with this name and lifetime, built in `buildDuration` if known.
-        public init(name: String, lifetime: ScopedLifetime, buildDuration: Duration? = nil) {
+        /// A service with this name and lifetime, built in `buildDuration` if known, having
+        /// read `inputs`.
+        public init(name: String, lifetime: ScopedLifetime, buildDuration: Duration? = nil, inputs: [String] = []) {
             self.name = name
             self.lifetime = lifetime
             self.buildDuration = buildDuration
+            self.inputs = inputs
         }
     }
 

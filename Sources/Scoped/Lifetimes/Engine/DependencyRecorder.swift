@@ -161,7 +161,8 @@ package final class DependencyRecorder: Sendable {
                         DependencyGraph.Service(
                             name: $0.key,
                             lifetime: $0.value,
-                            buildDuration: state.buildDurations[$0.key]
+                            buildDuration: state.buildDurations[$0.key],
+                            inputs: state.inputs[$0.key]?.all.filter { !$0.isService }.map(\.name) ?? []
                         )
                     }
                     .sorted { $0.name < $1.name },

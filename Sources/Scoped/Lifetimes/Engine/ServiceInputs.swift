@@ -15,6 +15,9 @@ package final class ServiceInputs: Sendable {
         let value: any Sendable
         /// Reads the same entry from another root's values.
         let reader: any InputReader
+        /// Whether it is a service the root might provide with `set(_:to:)`: compared, but not
+        /// listed among the inputs, since the service's read is a dependency.
+        var isService = false
 
         func read(_ values: ScopedValues) -> any Sendable { reader.read(values) }
     }
@@ -94,7 +97,13 @@ final class InputRecording: Sendable {
     func providedService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
         let service = root.storage(for: ObjectIdentifier(key)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
         inputs.record(
-            .init(name: K.name, id: ObjectIdentifier(key), value: service, reader: ProvidedServiceReader<K>())
+            .init(
+                name: K.name,
+                id: ObjectIdentifier(key),
+                value: service,
+                reader: ProvidedServiceReader<K>(),
+                isService: true
+            )
         )
         return service
     }

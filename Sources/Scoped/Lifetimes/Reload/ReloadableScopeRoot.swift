@@ -77,6 +77,7 @@ public final class ReloadableScopeRoot: Sendable {
         validationScope: (inout ScopedValues) throws -> Void = { _ in }
     ) async throws(ScopeReloadError) -> ScopeReload {
         let previous = try state.withLock { state throws(ScopeReloadError) in
+            precondition(state.root !== newRoot, "reload(to:) needs a new root, not the current one")
             guard !state.reloading else { throw .reloadInProgress }
             state.reloading = true
             return state.root

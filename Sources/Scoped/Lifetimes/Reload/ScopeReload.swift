@@ -30,14 +30,14 @@ public struct ScopeReload: Sendable {
     public let previous: ScopeRoot
 
     /// One line for a log: `rebuilt: sqliteDatabase (sqliteConfiguration.readers changed);
-    /// carried over: postgresClient`, or `nothing to rebuild or carry over`.
+    /// carried over: postgresClient`, or `the replaced root had built no app service`.
     public var summary: String {
         var parts: [String] = []
         if !rebuilt.isEmpty {
             parts.append("rebuilt: " + rebuilt.map { "\($0.service) (\($0.reason))" }.joined(separator: ", "))
         }
         if !carriedOver.isEmpty { parts.append("carried over: " + carriedOver.joined(separator: ", ")) }
-        return parts.isEmpty ? "no app service built yet" : parts.joined(separator: "; ")
+        return parts.isEmpty ? "the replaced root had built no app service" : parts.joined(separator: "; ")
     }
 }
 
