@@ -54,76 +54,60 @@ package final class ServiceInputs: Sendable {
 /// The construction runs on an empty node whose observer holds this recording, so that every
 /// read falls through to it: reads outside constructions pay nothing for it.
 final class InputRecording: Sendable {
-    /// The root's node, held only while the construction runs.
-    private let root: ScopeNodeBuffer
+    /// The root's values, held only while the construction runs.
+    private let root: ScopedValues
     let inputs: ServiceInputs
 
     init(root: ScopeNodeBuffer, into inputs: ServiceInputs) {
-        self.root = root
+        self.root = ScopedValues(node: ScopeNode(root))
         self.inputs = inputs
     }
 
     /// The root's value for `key`, recorded.
     func read<K: ScopedKey>(_ key: K.Type) -> K.Value {
-        let value: K.Value
-        if let storage = root.storage(for: ObjectIdentifier(key)) {
-            value = ScopeNodeBuffer.load(storage, as: K.Value.self)
-        } else if let observer = root.observer {
-            value = observer.defaultValue(for: key)
-        } else {
-            value = K.defaultValue
-        }
-        inputs.record(
-            .init(
-                name: ScopedValues.entryName(of: key),
-                id: ObjectIdentifier(key),
-                value: value,
-                reader: EntryReader<K>()
-            )
-        )
-        return value
+        record(EntryReader<K>(), name: ScopedValues.entryName(of: key), id: ObjectIdentifier(key))
     }
 
     /// The root's object of type `T`, recorded.
     func object<T: Sendable>(_ type: T.Type) -> T? {
-        let object = root.storage(for: ObjectIdentifier(type)).map { ScopeNodeBuffer.load($0, as: T.self) }
-        inputs.record(
-            .init(name: String(reflecting: type), id: ObjectIdentifier(type), value: object, reader: ObjectReader<T>())
-        )
-        return object
+        record(ObjectReader<T>(), name: String(reflecting: type), id: ObjectIdentifier(type))
     }
 
     /// The service the root was given for `key` with `set(_:to:)`, if any, recorded.
     func providedService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
-        let service = root.storage(for: ObjectIdentifier(key)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
-        inputs.record(
-            .init(
-                name: K.name,
-                id: ObjectIdentifier(key),
-                value: service,
-                reader: ProvidedServiceReader<K>(),
-                isService: true
-            )
-        )
-        return service
+        record(ProvidedServiceReader<K>(), name: K.name, id: ObjectIdentifier(key), isService: true)
+    }
+
+    /// Reads the root's value with `reader`, the way the new root's is read when a reload
+    /// compares them, and records it.
+    private func record<Reader: InputReader>(
+        _ reader: Reader,
+        name: String,
+        id: ObjectIdentifier,
+        isService: Bool = false
+    ) -> Reader.Value {
+        let value = reader.read(root)
+        inputs.record(.init(name: name, id: id, value: value, reader: reader, isService: isService))
+        return value
     }
 }
 
 /// Reads one input from a root's values: an entry, an object, or a provided service.
 protocol InputReader: Sendable {
-    func read(_ values: ScopedValues) -> any Sendable
+    associatedtype Value: Sendable
+    func read(_ values: ScopedValues) -> Value
 }
 
 private struct EntryReader<K: ScopedKey>: InputReader {
-    func read(_ values: ScopedValues) -> any Sendable { values[K.self] }
+    func read(_ values: ScopedValues) -> K.Value { values[K.self] }
 }
 
 private struct ObjectReader<T: Sendable>: InputReader {
-    func read(_ values: ScopedValues) -> any Sendable { values.object(T.self) }
+    func read(_ values: ScopedValues) -> T? { values.object(T.self) }
 }
 
 private struct ProvidedServiceReader<K: ScopedServiceKey>: InputReader {
-    func read(_ values: ScopedValues) -> any Sendable {
+    func read(_ values: ScopedValues) -> K.Value? {
         values.node.storage(for: ObjectIdentifier(K.self)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
     }
 }
