@@ -28,7 +28,7 @@ public final class ReloadableScopeRoot: Sendable {
     }
 
     /// The root new scopes open on.
-    public var current: ScopeRoot { state.withLock { $0.root } }
+    public var current: ScopeRoot { currentRoot() }
 
     /// The generation of the current root: 1 for the first, one more for each root made current
     /// since.
