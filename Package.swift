@@ -14,6 +14,9 @@ let package = Package(
         .library(name: "ScopedServiceLifecycle", targets: ["ScopedServiceLifecycle"]),
         .library(name: "ScopedHummingbird", targets: ["ScopedHummingbird"]),
         .library(name: "ScopedHummingbirdWebSocket", targets: ["ScopedHummingbirdWebSocket"]),
+        .library(name: "ScopedVapor", targets: ["ScopedVapor"]),
+        .library(name: "ScopedOpenAPI", targets: ["ScopedOpenAPI"]),
+        .library(name: "ScopedGRPC", targets: ["ScopedGRPC"]),
         .executable(name: "ExampleServer", targets: ["ExampleServer"]),
     ],
     // What a dependent package resolves and builds. A package dependency that every target
@@ -38,10 +41,19 @@ let package = Package(
             enabledTraits: ["Hummingbird"]
         ),
         .trait(name: "PostgreSQL", description: "ScopedPostgres: request sessions on postgres-nio."),
+        .trait(name: "Vapor", description: "ScopedVapor: a request scope per Vapor 4 request."),
+        .trait(
+            name: "OpenAPI",
+            description: "ScopedOpenAPI: a request scope around swift-openapi-generator handlers, on any transport."
+        ),
+        .trait(name: "GRPC", description: "ScopedGRPC: a scope per grpc-swift 2 RPC, and per message."),
         .trait(
             name: "Example",
             description: "The example server, its tests, the benchmarks' server and the reliability suite.",
-            enabledTraits: ["Instrumentation", "ServiceLifecycle", "Hummingbird", "HummingbirdWebSocket", "PostgreSQL"]
+            enabledTraits: [
+                "Instrumentation", "ServiceLifecycle", "Hummingbird", "HummingbirdWebSocket", "PostgreSQL", "Vapor",
+                "OpenAPI", "GRPC",
+            ]
         ),
         // This package's own build (`swift run ExampleServer`, `swift test`) needs everything.
         .default(enabledTraits: ["Instrumentation", "Example"]),
@@ -67,6 +79,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.0"),
+        .package(url: "https://github.com/vapor/swift-openapi-vapor.git", from: "1.2.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/grpc/grpc-swift-2.git", from: "2.4.0"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport.git", from: "2.9.0"),
     ],
     targets: [
         .macro(
@@ -138,6 +156,32 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A request scope per Vapor 4 request.
+        .target(
+            name: "ScopedVapor",
+            dependencies: [
+                "Scoped",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // A request scope around generated OpenAPI handlers, whatever the transport.
+        .target(
+            name: "ScopedOpenAPI",
+            dependencies: [
+                "Scoped",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // A scope per grpc-swift 2 RPC, and per message of a streaming one.
+        .target(
+            name: "ScopedGRPC",
+            dependencies: [
+                "Scoped",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
             ]
         ),
         // The example's movie catalog: repositories, HTTP handlers and middleware, shared by
@@ -237,6 +281,22 @@ let package = Package(
             ],
             path: "Tests/ScopedTestSupport"
         ),
+        // The shared session tests' backends, SQLite and PostgreSQL, for every test target that
+        // runs a session behind an adapter.
+        .target(
+            name: "SessionTestSupport",
+            dependencies: [
+                "Scoped",
+                "ScopedDatabase",
+                "ScopedSQLite",
+                "ScopedPostgres",
+                "ScopedServiceLifecycle",
+                "ScopedTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/SessionTestSupport"
+        ),
         .testTarget(
             name: "ScopedTests",
             dependencies: [
@@ -270,6 +330,7 @@ let package = Package(
                 "ScopedPostgres",
                 "ScopedServiceLifecycle",
                 "ScopedTestSupport",
+                "SessionTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -341,6 +402,52 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ScopedVaporTests",
+            dependencies: [
+                "ScopedVapor",
+                "ScopedSQLite",
+                "ScopedPostgres",
+                "ScopedDatabase",
+                "ScopedTesting",
+                "ScopedTestSupport",
+                "SessionTestSupport",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ScopedOpenAPITests",
+            dependencies: [
+                "ScopedOpenAPI",
+                "ScopedTesting",
+                "ScopedTestSupport",
+                "SessionTestSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIVapor", package: "swift-openapi-vapor"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .testTarget(
+            name: "ScopedGRPCTests",
+            dependencies: [
+                "ScopedGRPC",
+                "ScopedSQLite",
+                "ScopedDatabase",
+                "ScopedTesting",
+                "ScopedTestSupport",
+                "SessionTestSupport",
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+            ]
+        ),
+        .testTarget(
             name: "ScopedMacrosTests",
             dependencies: [
                 "ScopedMacros",
@@ -359,12 +466,19 @@ let traitOfTarget: [String: String] = [
     "ScopedHummingbird": "Hummingbird",
     "ScopedHummingbirdWebSocket": "HummingbirdWebSocket",
     "ScopedPostgres": "PostgreSQL",
+    "ScopedVapor": "Vapor",
+    "ScopedOpenAPI": "OpenAPI",
+    "ScopedGRPC": "GRPC",
+    "ScopedVaporTests": "Example",
+    "ScopedOpenAPITests": "Example",
+    "ScopedGRPCTests": "Example",
     "MovieCatalog": "Example",
     "CatalogApp": "Example",
     "ExampleServer": "Example",
     "HandWiredCatalog": "Example",
     "ReliabilitySuite": "Example",
     "ScopedTestSupport": "Example",
+    "SessionTestSupport": "Example",
     "ScopedPostgresTests": "Example",
     "ScopedDatabaseTests": "Example",
     "ScopedServiceLifecycleTests": "ServiceLifecycle",

@@ -3,6 +3,7 @@ import ScopedDatabase
 import ScopedPostgres
 import ScopedSQLite
 import ScopedTestSupport
+import SessionTestSupport
 import Synchronization
 import Testing
 

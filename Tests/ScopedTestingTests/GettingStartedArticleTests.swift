@@ -46,7 +46,7 @@ final class AuditSink: Sendable {
 // SNIPPET-BEGIN
 extension ScopedValues {
     @Entry var movieRepository: any MovieRepository = SQLiteMovieRepository()
-    @Entry var requestID: String?
+    @Entry var tenantID: String?
 }
 // SNIPPET-END
 
@@ -60,7 +60,7 @@ struct MovieDetails {
     }
 }
 
-let id = ScopedValues.current.requestID
+let tenant = ScopedValues.current.tenantID
 // SNIPPET-END
 
 // SNIPPET-BEGIN
@@ -96,7 +96,7 @@ struct GettingStartedArticleTests {
         #expect(inside?.title == "from memory")
         #expect(try await controller.show(id: 1)?.title == "from SQLite")
         #expect(controller.radius == 8)
-        #expect(id == nil)
+        #expect(tenant == nil)
     }
 
     @Test func anObjectIsReadByItsType() {

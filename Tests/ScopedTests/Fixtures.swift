@@ -40,7 +40,6 @@ final class LazyDefaultProbe: Sendable {
 
 extension ScopedValues {
     @Entry var copyright: String = "© Default"
-    @Entry var requestID: String? = nil
     @Entry var retryLimit: Int?
     @Entry var titles: any TitleRepository = ProductionTitles()
     @Entry var theme: Theme = Theme()

@@ -1,15 +1,15 @@
 import Logging
 import PostgresNIO
-import Scoped
+public import Scoped
 import ScopedDatabase
-import ScopedPostgres
-import ScopedSQLite
+public import ScopedPostgres
+public import ScopedSQLite
 import ScopedServiceLifecycle
 import ScopedTestSupport
-import Testing
+public import Testing
 
 /// What the shared session tests ask of a session, written once per database layer.
-protocol SessionUnderTest: Sendable {
+public protocol SessionUnderTest: Sendable {
     /// Inserts an item; returns the rows changed.
     func insert(_ name: String) async throws -> Int
     /// Appends `!` to every item's name; returns the rows changed.
@@ -23,19 +23,23 @@ protocol SessionUnderTest: Sendable {
 }
 
 extension SQLiteSession: SessionUnderTest {
-    func insert(_ name: String) async throws -> Int {
+    /// Inserts an item; returns the rows changed.
+    public func insert(_ name: String) async throws -> Int {
         try await execute("INSERT INTO items (name) VALUES (\(name))")
     }
 
-    func renameAll() async throws -> Int {
+    /// Appends `!` to every item's name; returns the rows changed.
+    public func renameAll() async throws -> Int {
         try await execute("UPDATE items SET name = name || '!'")
     }
 
-    func names() async throws -> [String] {
+    /// Every item's name, sorted.
+    public func names() async throws -> [String] {
         try await query("SELECT name FROM items ORDER BY name").map { try $0.get("name", as: String.self) }
     }
 
-    func runSlowStatement() async throws {
+    /// A statement that runs for much longer than the tests' statement timeout.
+    public func runSlowStatement() async throws {
         _ = try await query(
             "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000000) SELECT count(*) FROM n"
         )
@@ -43,40 +47,45 @@ extension SQLiteSession: SessionUnderTest {
 }
 
 extension PostgresSession: SessionUnderTest {
-    func insert(_ name: String) async throws -> Int {
+    /// Inserts an item; returns the rows changed.
+    public func insert(_ name: String) async throws -> Int {
         try await execute("INSERT INTO items (name) VALUES (\(name))")
     }
 
-    func renameAll() async throws -> Int {
+    /// Appends `!` to every item's name; returns the rows changed.
+    public func renameAll() async throws -> Int {
         try await execute("UPDATE items SET name = name || '!'")
     }
 
-    func names() async throws -> [String] {
+    /// Every item's name, sorted.
+    public func names() async throws -> [String] {
         try await query("SELECT name FROM items ORDER BY name").map { try $0.decode(String.self) }
     }
 
-    func runSlowStatement() async throws {
+    /// A statement that runs for much longer than the tests' statement timeout.
+    public func runSlowStatement() async throws {
         _ = try await query("SELECT pg_sleep(30)")
     }
 }
 
 /// A database layer the shared session tests run on: each test runs once per backend.
-enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case sqlite, postgres
 
-    var testDescription: String { rawValue }
+    /// The backend's name in test reports.
+    public var testDescription: String { rawValue }
 
     /// The backends tests run on here: PostgreSQL where a server can be had, and in CI always.
-    static let available: [Self] = PostgresTestServer.isEnabled ? allCases : [.sqlite]
+    public static let available: [Self] = PostgresTestServer.isEnabled ? allCases : [.sqlite]
 
     /// The session entry's name, which its errors carry.
-    var sessionEntry: String { self == .sqlite ? "sqliteSession" : "postgresSession" }
+    public var sessionEntry: String { self == .sqlite ? "sqliteSession" : "postgresSession" }
 
     /// The database entry's name.
-    var databaseEntry: String { self == .sqlite ? "sqliteDatabase" : "postgresDatabase" }
+    public var databaseEntry: String { self == .sqlite ? "sqliteDatabase" : "postgresDatabase" }
 
     /// The current scope's session.
-    func session() async throws -> any SessionUnderTest {
+    public func session() async throws -> any SessionUnderTest {
         switch self {
         case .sqlite: try await ScopedValues.current.sqliteSession
         case .postgres: try await ScopedValues.current.postgresSession
@@ -84,7 +93,7 @@ enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, Sendable
     }
 
     /// How many of the database's connections are leased now, read in a scope of the root.
-    func leased() async throws -> Int {
+    public func leased() async throws -> Int {
         switch self {
         case .sqlite: try await ScopedValues.current.sqliteDatabase.statistics().leased
         case .postgres: try await ScopedValues.current.postgresDatabase.statistics().leased
@@ -92,7 +101,7 @@ enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, Sendable
     }
 
     /// A root without a database configured, registering the backend's services.
-    func unconfiguredRoot() -> ScopeRoot {
+    public func unconfiguredRoot() -> ScopeRoot {
         switch self {
         case .sqlite: ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) { _ in }
         case .postgres:
@@ -102,7 +111,7 @@ enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, Sendable
 
     /// Runs `body` with a validated root on a new database holding an empty `items` table
     /// (`name` unique), then shuts the root down.
-    func withRoot<R: Sendable>(
+    public func withRoot<R: Sendable>(
         statementTimeout: Duration = .seconds(10),
         _ body: (ScopeRoot) async throws -> R
     ) async throws -> R {

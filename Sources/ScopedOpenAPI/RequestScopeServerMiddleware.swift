@@ -1,0 +1,110 @@
+import Foundation
+public import HTTPTypes
+public import OpenAPIRuntime
+public import Scoped
+
+/// A swift-openapi-runtime `ServerMiddleware` that runs every generated handler in its own
+/// request scope, a child of the application root, on any transport.
+///
+/// Handlers that swift-openapi-generator generates never see the framework's request, so a
+/// framework's middleware cannot reach them with values; a task-local scope can. The scope
+/// holds the request's ID (`ScopedValues.requestID`) plus whatever `update` sets from the HTTP
+/// request, its metadata and the operation's ID. The ID is the one a framework-level scope
+/// around this middleware already set (Hummingbird's or Vapor's request scope), else a valid
+/// `X-Request-ID` from the client (1 to 64 characters from `A-Z a-z 0-9 . _ -`), else a new
+/// UUID. The scope stays open until the response body has been produced, and closes exactly
+/// once:
+///
+/// - `ScopeOutcome.success` when the body was produced completely. A body of known length
+///   up to 64 KiB (a JSON response) is produced inside the scope, which closes before the
+///   response is returned: a commit that fails is the request's error. A longer or streamed body
+///   has its last chunk held back until the scope has closed, so a client that received the
+///   whole response received it after the commit; a commit that fails cuts the body short.
+/// - `ScopeOutcome.cancelled` when the transport stopped reading the body (the client went
+///   away) or never read it.
+/// - `ScopeOutcome.failure(_:)` when the handler or the body threw.
+///
+/// Errors pass through unchanged, so the transport and the middlewares before this one see
+/// each error as the handler threw it.
+///
+/// ```swift
+/// let transport = VaporTransport(routesBuilder: app)  // or Hummingbird's router, or any transport
+/// try CatalogHandler().registerHandlers(
+///     on: transport,
+///     middlewares: [RequestScopeServerMiddleware(root: root)]
+/// )
+/// ```
+public struct RequestScopeServerMiddleware: ServerMiddleware {
+    /// Changes a request's scope as it opens: select variants from a header, set a principal.
+    public typealias Update = @Sendable (inout ScopedValues, HTTPRequest, ServerRequestMetadata, String) throws -> Void
+
+    private let root: @Sendable () -> ScopeRoot
+    private let update: Update
+
+    /// Opens request scopes on `root`.
+    ///
+    /// - Parameters:
+    ///   - root: the application root every request scope is a child of.
+    ///   - update: changes each request's scope as it opens, given the request, its metadata
+    ///     (path parameters) and the operation's ID; an error it throws fails the request with
+    ///     that error.
+    public init(root: ScopeRoot, update: @escaping Update = { _, _, _, _ in }) {
+        self.root = { root }
+        self.update = update
+    }
+
+    /// Opens request scopes on the current root of `root`, so a reload takes effect for new
+    /// requests while requests in flight keep the root they started with.
+    public init(root: ReloadableScopeRoot, update: @escaping Update = { _, _, _, _ in }) {
+        self.root = { root.current }
+        self.update = update
+    }
+
+    /// Runs the handler in a new request scope, and returns its response with a body that
+    /// closes the scope once it has been produced.
+    ///
+    /// `@concurrent`, as the protocol's requirement is: swift-openapi-runtime is built without
+    /// `NonisolatedNonsendingByDefault`, which this package enables.
+    @concurrent
+    public func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        metadata: ServerRequestMetadata,
+        operationID: String,
+        next:
+            @concurrent @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+                HTTPResponse, HTTPBody?
+            )
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        let id = ScopedValues.current.requestID ?? Self.requestID(of: request)
+        let scope = try root()
+            .openScope { values in
+                values.requestID = id
+                try update(&values, request, metadata, operationID)
+            }
+        return try await scope.runClosingOnFailure {
+            let (response, responseBody) = try await next(request, body, metadata)
+            return (response, try await ScopeBoundBody.bind(responseBody, to: scope))
+        }
+    }
+
+    /// The client's `X-Request-ID` when it is valid, else a new UUID.
+    static func requestID(of request: HTTPRequest) -> String {
+        if let incoming = request.headerFields[.xRequestID], isValid(incoming) { return incoming }
+        return UUID().uuidString
+    }
+
+    /// Whether `id` is a valid request ID: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
+    static func isValid(_ id: String) -> Bool {
+        guard (1...64).contains(id.utf8.count) else { return false }
+        return id.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Request-ID`.
+    fileprivate static let xRequestID = Self("X-Request-ID")!
+}
