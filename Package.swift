@@ -264,6 +264,26 @@ let package = Package(
             ],
             path: "Benchmarks/HandWiredCatalog"
         ),
+        // The adapter benchmark's servers (Benchmarks/adapter-counts.sh): one handler on Vapor,
+        // on an OpenAPI transport and on gRPC, with and without the adapter's request scope.
+        .executableTarget(
+            name: "AdapterServers",
+            dependencies: [
+                "Scoped",
+                "ScopedVapor",
+                "ScopedOpenAPI",
+                "ScopedGRPC",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/AdapterServers"
+        ),
         // The reliability suite (scripts/reliability/run): drives the built ExampleServer.
         .executableTarget(
             name: "ReliabilitySuite",
@@ -476,6 +496,7 @@ let traitOfTarget: [String: String] = [
     "CatalogApp": "Example",
     "ExampleServer": "Example",
     "HandWiredCatalog": "Example",
+    "AdapterServers": "Example",
     "ReliabilitySuite": "Example",
     "ScopedTestSupport": "Example",
     "SessionTestSupport": "Example",

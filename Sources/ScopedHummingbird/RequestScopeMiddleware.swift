@@ -4,7 +4,7 @@ public import Scoped
 /// A Hummingbird middleware that runs every request in its own scope, a child of the
 /// application root.
 ///
-/// The scope holds the request's ID (``Scoped/ScopedValues/requestID``, Hummingbird's
+/// The scope holds the request's ID (`ScopedValues.requestID`, Hummingbird's
 /// `context.id`) plus whatever `update` sets. It stays open until the response body has been
 /// written, streamed bodies included: reads inside a body's writer resolve to the request's
 /// scope, so an export can stream rows from the request's transaction. It closes exactly once:

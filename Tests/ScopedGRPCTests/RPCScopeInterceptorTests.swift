@@ -20,23 +20,32 @@ struct RPCScopeInterceptorTests {
         backend: SessionBackend,
         _ body: @Sendable (Client) async throws -> R
     ) async throws -> R {
-        let interceptor = RPCScopeInterceptor(root: root) { values, _, metadata in
-            for case .string(let tag) in metadata["x-tag"] { values.tag = tag }
-        }
-        return try await withGRPCServer(
+        // SNIPPET-BEGIN
+        let server = GRPCServer(
             transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
             services: [ItemsService(backend: backend, root: root)],
-            interceptors: [interceptor]
-        ) { server in
+            interceptors: [
+                RPCScopeInterceptor(root: root) { values, _, metadata in
+                    for case .string(let tag) in metadata["x-tag"] { values.tag = tag }
+                }
+            ]
+        )
+        // SNIPPET-END
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            defer { server.beginGracefulShutdown() }
             let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
-            let result = try await withGRPCClient(
-                transport: .http2NIOPosix(target: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext)
+            return try await withGRPCClient(
+                transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
             ) { client in
                 try await body(client)
             }
-            server.beginGracefulShutdown()
-            return result
         }
+    }
+
+    @Test func theArticleShowsThisFilesSnippet() throws {
+        let article = try ArticleSnippets.inArticle("Sources/ScopedGRPC/ScopedGRPC.docc/ScopedGRPC.md")
+        #expect(article == (try ArticleSnippets.marked()))
     }
 
     private func add(_ name: String, on client: Client, metadata: Metadata = [:]) async throws -> ItemEcho {

@@ -22,25 +22,28 @@ extension ScopedValues {
 /// `registerHandlers(on:serverURL:configuration:middlewares:)` does it: each operation's handler
 /// behind the middlewares, first to last. (The glue is written out here so that the test builds
 /// without the generator's plugin; the transports and the middleware are the real ones.)
-struct ScopeEchoAPI {
+struct EchoHandler {
     typealias Handler =
         @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
 
-    let middlewares: [any ServerMiddleware]
-
-    func registerHandlers(on transport: any ServerTransport) throws {
-        try register(on: transport, .get, "/echo", operationID: "echo") { _, _, _ in
+    func registerHandlers(
+        on transport: any ServerTransport,
+        serverURL: URL = .defaultOpenAPIServerURL,
+        configuration: Configuration = .init(),
+        middlewares: [any ServerMiddleware] = []
+    ) throws {
+        try register(on: transport, middlewares, .get, "/echo", operationID: "echo") { _, _, _ in
             let echo = "\(ScopedValues.current.requestID ?? "-") \(ScopedValues.current.tag ?? "-")"
             _ = try await ScopedValues.current[LoggedResourceKey.self]
             return (HTTPResponse(status: .ok), HTTPBody(echo))
         }
-        try register(on: transport, .get, "/lines", operationID: "lines") { _, _, _ in
+        try register(on: transport, middlewares, .get, "/lines", operationID: "lines") { _, _, _ in
             _ = try await ScopedValues.current[LoggedResourceKey.self]
             return (
                 HTTPResponse(status: .ok), HTTPBody(Self.lines(count: 3), length: .unknown, iterationBehavior: .single)
             )
         }
-        try register(on: transport, .get, "/endless", operationID: "endless") { _, _, _ in
+        try register(on: transport, middlewares, .get, "/endless", operationID: "endless") { _, _, _ in
             (
                 HTTPResponse(status: .ok),
                 HTTPBody(Self.lines(count: .max, pause: .milliseconds(5)), length: .unknown, iterationBehavior: .single)
@@ -74,6 +77,7 @@ struct ScopeEchoAPI {
 
     private func register(
         on transport: any ServerTransport,
+        _ middlewares: [any ServerMiddleware],
         _ method: HTTPRequest.Method,
         _ path: String,
         operationID: String,
@@ -101,12 +105,15 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case hummingbird, vapor
     var testDescription: String { rawValue }
 
-    /// Serves `api` on a free loopback port and runs `body` with the port.
-    func serve(_ api: ScopeEchoAPI, _ body: @Sendable (Int) async throws -> Void) async throws {
+    /// Serves what `register` registers on a free loopback port and runs `body` with the port.
+    func serve(
+        _ register: (any ServerTransport) throws -> Void,
+        _ body: @Sendable (Int) async throws -> Void
+    ) async throws {
         switch self {
         case .hummingbird:
             let router = Hummingbird.Router()
-            try api.registerHandlers(on: router)
+            try register(router)
             try await Hummingbird.Application(router: router)
                 .test(.live) { client in
                     try await body(try #require(client.port))
@@ -115,7 +122,7 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let app = try await Vapor.Application.make(.testing)
             app.logger.logLevel = .critical
             do {
-                try api.registerHandlers(on: VaporTransport(routesBuilder: app))
+                try register(VaporTransport(routesBuilder: app))
                 try await app.server.start(address: .hostname("127.0.0.1", port: 0))
                 try await body(try #require(app.http.server.shared.localAddress?.port))
                 await app.server.shutdown()
@@ -132,14 +139,14 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
 /// Generated-style handlers in request scopes, under swift-openapi-hummingbird and
 /// swift-openapi-vapor.
 struct RequestScopeServerMiddlewareTests {
-    private func makeAPI() -> (ScopeEchoAPI, ScopeRoot, CloseLog) {
+    private func makeAPI() -> ((any ServerTransport) throws -> Void, ScopeRoot, CloseLog) {
         let log = CloseLog()
         let root = ScopeRoot { $0.closeLog = log }
         let middleware = RequestScopeServerMiddleware(root: root) { values, request, _, operationID in
             values.tag = request.headerFields[HTTPField.Name("X-Tag")!].map { "\(operationID):\($0)" }
             values.failsToCommit = request.headerFields[HTTPField.Name("X-Fail-Commit")!] != nil
         }
-        return (ScopeEchoAPI(middlewares: [middleware]), root, log)
+        return ({ try EchoHandler().registerHandlers(on: $0, middlewares: [middleware]) }, root, log)
     }
 
     @Test(arguments: Transport.allCases)

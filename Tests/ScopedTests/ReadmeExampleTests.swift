@@ -70,4 +70,28 @@ struct ReadmeExampleTests {
             }
         }
     }
+
+    /// The Install section's product table lists every library this package declares, each with
+    /// the trait its target needs.
+    @Test func readmeProductTableListsEveryProductWithItsTrait() throws {
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+        let manifest = try String(contentsOf: root.appending(path: "Package.swift"), encoding: .utf8)
+        let declared = manifest.matches(of: /\.library\(name: "(\w+)"/).map { String($0.1) }
+        let tableStart = try #require(readme.range(of: "| product | trait | what it pulls in |"))
+        let table = String(readme[tableStart.lowerBound...]).components(separatedBy: "\n\n")[0]
+        let rows = Dictionary(
+            table.matches(of: /\n\| `(\w+)` \| ([^|]+) \|/).map { (String($0.1), String($0.2)) },
+            uniquingKeysWith: { first, _ in first }
+        )
+        #expect(Set(rows.keys) == Set(declared))
+        for product in declared {
+            let needed = manifest.firstMatch(of: try Regex("\"\(product)\": \"(\\w+)\""))?.output[1].substring
+            let row = try #require(rows[product])
+            if let needed {
+                #expect(row.contains("`\(needed)`"), "README names no trait for \(product): \(row)")
+            }
+        }
+    }
 }
