@@ -36,6 +36,10 @@ public import Vapor
 /// }
 /// ```
 ///
+/// Handlers that read the scope must be `async`: Vapor calls a synchronous handler from an
+/// event-loop callback, outside the request's task and so outside its scope, whenever it first
+/// collects the request's body (every `GET` without one included).
+///
 /// Install it with `app.middleware.use(_:)`, after Vapor's `ErrorMiddleware` (which
 /// `Application` installs first), so that errors the scope's close throws become responses.
 public struct RequestScopeMiddleware: AsyncMiddleware {

@@ -115,6 +115,32 @@ struct VaporRequestScopeTests {
         #expect(root.openScopeCount == 0)
     }
 
+    /// What the middleware's documentation warns of: Vapor calls a synchronous handler of a
+    /// request without a collected body from an event-loop callback, outside the request's task,
+    /// where it reads no request scope. The same handler written `async` reads it.
+    @Test func onlyAnAsyncHandlerReadsTheRequestsScope() async throws {
+        let (root, _) = makeRoot()
+        try await withServingApp(root: root) { app in
+            app.get("sync") { _ -> ScopeEcho in
+                ScopeEcho(requestID: ScopedValues.current.requestID, tag: ScopedValues.current.tag)
+            }
+            app.get("async") { _ async -> ScopeEcho in
+                ScopeEcho(requestID: ScopedValues.current.requestID, tag: ScopedValues.current.tag)
+            }
+        } _: { app, port in
+            for (path, readsScope) in [("sync", false), ("async", true)] {
+                let response = try await app.client.get(
+                    "http://127.0.0.1:\(port)/\(path)",
+                    headers: ["X-Request-Id": "r-\(path)", "X-Tag": "blue"]
+                )
+                let echo = try response.content.decode(ScopeEcho.self)
+                #expect((echo.requestID == "r-\(path)") == readsScope, "\(path): \(echo)")
+                #expect((echo.tag == "blue") == readsScope, "\(path): \(echo)")
+            }
+        }
+        #expect(root.openScopeCount == 0)
+    }
+
     @Test func aShortBodyClosesItsScopeBeforeTheResponseAndAFailedCommitIsTheRequestsError() async throws {
         let (root, log) = makeRoot()
         try await withServingApp(root: root, routes: routes) { app, port in
