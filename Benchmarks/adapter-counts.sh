@@ -3,11 +3,15 @@
 # AdapterServers) served without and with the adapter, counted in the Swift runtime's calls
 # and in CPU per request, as server-counts.sh counts the example server.
 #
+# Each handler runs three ways: alone, behind a middleware of the stack that does nothing, and
+# behind the adapter (AdapterServers's header says why).
+#
 # Vapor and the OpenAPI transport (swift-openapi-hummingbird) are loaded with wrk; gRPC with
 # AdapterServers' own unary client, over HTTP/2 on loopback. Uprobes (perf, Debian package
 # `linux-perf`; run as root) count the calls in the server's process only; the request count
-# divides them. A second run without probes gives the wrk rows (req/s, which move ±20% between
-# rounds on a 2-core machine). Usage: bash Benchmarks/adapter-counts.sh
+# divides them. Runs without probes give CPU per request (the server's task-clock) and the wrk
+# rows (req/s, which move ±20% between rounds on a 2-core machine), two rounds each, in opposite
+# orders. Usage: bash Benchmarks/adapter-counts.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
@@ -36,14 +40,15 @@ add_probes() {
     perf probe -q -x "$libc" adaptercounts:mallocs=malloc
 }
 add_probes
-events=(-e task-clock -e adaptercounts:switches -e adaptercounts:task_allocations -e adaptercounts:retains
+events=(-e adaptercounts:switches -e adaptercounts:task_allocations -e adaptercounts:retains
     -e adaptercounts:objects -e adaptercounts:mallocs)
-labels=("CPU µs" "executor switches" "task allocations" "retains" "object allocations" "mallocs")
+labels=("executor switches" "task allocations" "retains" "object allocations" "mallocs")
+modes=(plain empty scoped)
 
 # load STACK PORT SECONDS: runs the stack's load for SECONDS; prints the requests it completed.
 load() {
     if [ "$1" = grpc ]; then
-        "$server" grpc-load "$2" "$3" 16
+        "$server" grpc-load "$2" "$3" 16  # 16 concurrent calls, as wrk's 16 connections
     else
         wrk -t2 -c16 -d"$3s" "http://127.0.0.1:$2/movies/1" | awk '/requests in/ {print $1}'
     fi
@@ -60,50 +65,58 @@ start() {
     wait_for "http://127.0.0.1:$3/movies/1"
 }
 
-# count STACK MODE PORT: the calls (and CPU µs) per request during 4 s of load, after 2 s of
-# warm-up.
-count() {
+stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+
+# measure STACK MODE PORT SECONDS: after 2 s of warm-up, SECONDS of load while perf counts
+# the server's process; prints the requests completed, then one line per counted event.
+measure() {
     start "$1" "$2" "$3"
     load "$1" "$3" 2 >/dev/null
-    perf stat -x, "${events[@]}" -p "$pid" -o "$workdir/stat" -- sleep 5 &
+    perf stat -x, "${events[@]}" -p "$pid" -o "$workdir/stat" -- sleep $(($4 + 1)) &
     local stat=$!
     sleep 0.2
-    local requests
-    requests=$(load "$1" "$3" 4)
+    load "$1" "$3" "$4"
     wait "$stat"
-    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-    # task-clock is in ms: µs per request.
-    grep -v '^#' "$workdir/stat" | awk -F, -v requests="$requests" \
-        'NF > 2 {print ($3 == "task-clock" ? $1 * 1000 : $1) / requests}'
+    stop
+    grep -v '^#' "$workdir/stat" | awk -F, 'NF > 2 {print $1}'
 }
 
-# rate STACK MODE PORT: requests per second over 10 s, without probes.
-rate() {
-    start "$1" "$2" "$3"
-    load "$1" "$3" 2 >/dev/null
-    local requests
-    requests=$(load "$1" "$3" 10)
-    kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
-    echo $((requests / 10))
-}
+# per_request LINES...: the counts divided by the request count (the first line).
+per_request() { awk 'NR == 1 {n = $1; next} {printf "%.1f\n", $1 / n}'; }
 
 port=18151
 for stack in vapor openapi grpc; do
-    mapfile -t plain < <(count "$stack" plain $port)
-    mapfile -t scoped < <(count "$stack" scoped $((port + 1)))
+    declare -A counts=()
+    for mode in "${modes[@]}"; do
+        counts[$mode]=$(measure "$stack" "$mode" $port 4 | per_request)
+        port=$((port + 1))
+    done
     echo
     echo "### $stack"
     echo
-    echo "| per request | without Scoped | with the request scope | difference |"
-    echo "|---|---:|---:|---:|"
+    echo "| per request | without Scoped | empty middleware | with the request scope | scope − empty |"
+    echo "|---|---:|---:|---:|---:|"
     for index in "${!labels[@]}"; do
-        printf '| %s | %.1f | %.1f | %+.1f |\n' "${labels[$index]}" "${plain[$index]}" "${scoped[$index]}" \
-            "$(echo "${scoped[$index]} - ${plain[$index]}" | bc -l)"
+        row=()
+        for mode in "${modes[@]}"; do row+=("$(sed -n "$((index + 1))p" <<<"${counts[$mode]}")"); done
+        printf '| %s | %s | %s | %s | %+.1f |\n' "${labels[$index]}" "${row[@]}" \
+            "$(echo "${row[2]} - ${row[1]}" | bc -l)"
     done
+    # Without probes: CPU per request (the server's task-clock over its requests) and req/s,
+    # two rounds in opposite orders.
     remove_probes
-    plain_rate=$(rate "$stack" plain $port)
-    scoped_rate=$(rate "$stack" scoped $((port + 1)))
-    echo "| requests/s without probes (16 connections, 10 s) | $plain_rate | $scoped_rate | |"
+    events=(-e task-clock)
+    declare -A cpu=() rates=()
+    for mode in "${modes[@]}" scoped empty plain; do
+        mapfile -t result < <(measure "$stack" "$mode" $port 10)
+        port=$((port + 1))
+        cpu[$mode]+="$(echo "${result[1]} * 1000 / ${result[0]}" | bc -l | xargs printf '%.1f') "
+        rates[$mode]+="$((result[0] / 10)) "
+    done
+    printf '| CPU µs per request, no probes (2 rounds) | %s| %s| %s| |\n' "${cpu[plain]}" "${cpu[empty]}" "${cpu[scoped]}"
+    printf '| requests/s, no probes (16 connections, 10 s; 2 rounds) | %s| %s| %s| |\n' \
+        "${rates[plain]}" "${rates[empty]}" "${rates[scoped]}"
+    events=(-e adaptercounts:switches -e adaptercounts:task_allocations -e adaptercounts:retains
+        -e adaptercounts:objects -e adaptercounts:mallocs)
     add_probes
-    port=$((port + 2))
 done

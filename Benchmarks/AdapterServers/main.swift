@@ -1,9 +1,12 @@
 // The adapter benchmark's servers (Benchmarks/adapter-counts.sh): one small handler on each
-// stack Scoped adapts, served with and without the adapter's request scope, so that the
-// difference is what the scope costs on that stack.
+// stack Scoped adapts, served without the adapter (`plain`), behind a middleware or interceptor
+// of the stack's own kind that does nothing (`empty`), and with the adapter's request scope
+// (`scoped`): `empty` against `plain` is what the stack charges for any middleware; `scoped`
+// against `empty` is what the scope costs.
 //
-// Usage: AdapterServers vapor|openapi|grpc plain|scoped PORT
-//        AdapterServers grpc-load PORT SECONDS CONNECTIONS   (prints the RPCs it completed)
+// Usage: AdapterServers vapor|openapi|grpc plain|empty|scoped PORT
+//        AdapterServers grpc-load PORT SECONDS CALLS
+//        (CALLS concurrent calls on one HTTP/2 connection; prints how many completed)
 import Foundation
 import GRPCCore
 import GRPCNIOTransportHTTP2
@@ -34,50 +37,71 @@ func answer(catalog: Catalog, requestID: String?) -> String {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 4 else {
-    print("usage: AdapterServers vapor|openapi|grpc plain|scoped PORT | grpc-load PORT SECONDS CONNECTIONS")
+    print("usage: AdapterServers vapor|openapi|grpc plain|empty|scoped PORT | grpc-load PORT SECONDS CALLS")
     exit(64)
 }
 let root = ScopeRoot { _ in }
 
+/// How a server runs its handler.
+enum Mode: String {
+    /// The handler alone, reading what it needs from the request and a captured value.
+    case plain
+    /// Behind a middleware (an interceptor for gRPC) that only calls the next one.
+    case empty
+    /// Behind the adapter: the handler reads the request's scope.
+    case scoped
+}
+
 switch (arguments[1], arguments[2]) {
 case ("vapor", let mode):
-    try await serveVapor(scoped: mode == "scoped", port: Int(arguments[3])!)
+    try await serveVapor(Mode(rawValue: mode)!, port: Int(arguments[3])!)
 case ("openapi", let mode):
-    try await serveOpenAPI(scoped: mode == "scoped", port: Int(arguments[3])!)
+    try await serveOpenAPI(Mode(rawValue: mode)!, port: Int(arguments[3])!)
 case ("grpc", let mode):
-    try await serveGRPC(scoped: mode == "scoped", port: Int(arguments[3])!)
+    try await serveGRPC(Mode(rawValue: mode)!, port: Int(arguments[3])!)
 case ("grpc-load", let port):
-    try await loadGRPC(port: Int(port)!, seconds: Int(arguments[3])!, connections: Int(arguments[4])!)
+    try await loadGRPC(port: Int(port)!, seconds: Int(arguments[3])!, calls: Int(arguments[4])!)
 default:
     print("unknown stack \(arguments[1])")
     exit(64)
 }
 
-func serveVapor(scoped: Bool, port: Int) async throws {
-    let app = try await Vapor.Application.make(.production)
+/// A Vapor middleware that only calls the next responder.
+struct EmptyVaporMiddleware: AsyncMiddleware {
+    func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
+        try await next.respond(to: request)
+    }
+}
+
+func serveVapor(_ mode: Mode, port: Int) async throws {
+    // Vapor reads its command from the arguments: this process's own are the benchmark's.
+    let app = try await Vapor.Application.make(Environment(name: "production", arguments: ["AdapterServers", "serve"]))
     app.logger.logLevel = .error
     app.http.server.configuration.hostname = "127.0.0.1"
     app.http.server.configuration.port = port
-    if scoped {
+    if mode == .scoped {
         app.middleware.use(RequestScopeMiddleware(root: root))
-        app.get("movies", "1") { _ -> String in
+        // Async handlers, both: a synchronous Vapor handler runs on the event loop, outside the
+        // request's task, and so outside its scope.
+        app.get("movies", "1") { _ async -> String in
             answer(catalog: ScopedValues.current.catalog, requestID: ScopedValues.current.requestID)
         }
     } else {
+        if mode == .empty { app.middleware.use(EmptyVaporMiddleware()) }
         let catalog = Catalog()
-        app.get("movies", "1") { request -> String in answer(catalog: catalog, requestID: request.id) }
+        app.get("movies", "1") { request async -> String in answer(catalog: catalog, requestID: request.id) }
     }
     try await app.execute()
     try await app.asyncShutdown()
 }
 
-func serveOpenAPI(scoped: Bool, port: Int) async throws {
+func serveOpenAPI(_ mode: Mode, port: Int) async throws {
     let router = Hummingbird.Router()
     let catalog = Catalog()
     let handler: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?) =
         { request, _, _ in
             let body =
-                scoped
+                mode == .scoped
                 ? answer(catalog: ScopedValues.current.catalog, requestID: ScopedValues.current.requestID)
                 : answer(catalog: catalog, requestID: request.headerFields[HTTPField.Name("X-Request-ID")!])
             return (HTTPResponse(status: .ok), HTTPBody(body))
@@ -86,7 +110,8 @@ func serveOpenAPI(scoped: Bool, port: Int) async throws {
     // middlewares.
     let middleware = RequestScopeServerMiddleware(root: root)
     let registered: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
-    if scoped {
+    switch mode {
+    case .scoped:
         registered = { request, body, metadata in
             try await middleware.intercept(
                 request,
@@ -96,7 +121,18 @@ func serveOpenAPI(scoped: Bool, port: Int) async throws {
                 next: handler
             )
         }
-    } else {
+    case .empty:
+        registered = { request, body, metadata in
+            try await EmptyServerMiddleware()
+                .intercept(
+                    request,
+                    body: body,
+                    metadata: metadata,
+                    operationID: "getMovie",
+                    next: handler
+                )
+        }
+    case .plain:
         registered = handler
     }
     router.register(registered, method: .get, path: "/movies/1")
@@ -124,7 +160,11 @@ struct JSONCodec<Message: Codable & Sendable>: MessageSerializer, MessageDeseria
     }
 }
 
-let getMovie = MethodDescriptor(fullyQualifiedService: "bench.Catalog", method: "GetMovie")
+/// The one RPC. A static, not a top-level constant: main.swift's top-level code initializes
+/// its constants in order, after the `switch` above has started a server.
+extension MethodDescriptor {
+    static let getMovie = MethodDescriptor(fullyQualifiedService: "bench.Catalog", method: "GetMovie")
+}
 
 struct CatalogService: RegistrableRPCService {
     let scoped: Bool
@@ -133,7 +173,7 @@ struct CatalogService: RegistrableRPCService {
         let scoped = scoped
         let catalog = Catalog()
         router.registerHandler(
-            forMethod: getMovie,
+            forMethod: .getMovie,
             deserializer: JSONCodec<MovieID>(),
             serializer: JSONCodec<Movie>()
         ) { request, _ in
@@ -151,29 +191,66 @@ struct CatalogService: RegistrableRPCService {
     }
 }
 
-func serveGRPC(scoped: Bool, port: Int) async throws {
+/// A swift-openapi-runtime middleware that only calls the next one.
+struct EmptyServerMiddleware: ServerMiddleware {
+    @concurrent
+    func intercept(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        metadata: ServerRequestMetadata,
+        operationID: String,
+        next:
+            @concurrent @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (
+                HTTPResponse, HTTPBody?
+            )
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        try await next(request, body, metadata)
+    }
+}
+
+/// A grpc-swift server interceptor that only calls the next one.
+struct EmptyInterceptor: ServerInterceptor {
+    @concurrent
+    func intercept<Input: Sendable, Output: Sendable>(
+        request: StreamingServerRequest<Input>,
+        context: ServerContext,
+        next:
+            @concurrent @Sendable (StreamingServerRequest<Input>, ServerContext) async throws ->
+            StreamingServerResponse<Output>
+    ) async throws -> StreamingServerResponse<Output> {
+        try await next(request, context)
+    }
+}
+
+func serveGRPC(_ mode: Mode, port: Int) async throws {
+    let interceptors: [any ServerInterceptor] =
+        switch mode {
+        case .plain: []
+        case .empty: [EmptyInterceptor()]
+        case .scoped: [RPCScopeInterceptor(root: root)]
+        }
     let server = GRPCServer(
         transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: port), transportSecurity: .plaintext),
-        services: [CatalogService(scoped: scoped)],
-        interceptors: scoped ? [RPCScopeInterceptor(root: root)] : []
+        services: [CatalogService(scoped: mode == .scoped)],
+        interceptors: interceptors
     )
     try await server.serve()
 }
 
-/// Calls `GetMovie` from `connections` concurrent loops for `seconds`; prints the calls made.
-func loadGRPC(port: Int, seconds: Int, connections: Int) async throws {
+/// Calls `GetMovie` from `calls` concurrent loops on one connection for `seconds`; prints the calls made.
+func loadGRPC(port: Int, seconds: Int, calls concurrency: Int) async throws {
     let completed = try await withGRPCClient(
         transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
     ) { client in
         let deadline = ContinuousClock.now + .seconds(seconds)
         return try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<connections {
+            for _ in 0..<concurrency {
                 group.addTask {
                     var calls = 0
                     while ContinuousClock.now < deadline {
                         _ = try await client.unary(
                             request: ClientRequest(message: MovieID(id: 1)),
-                            descriptor: getMovie,
+                            descriptor: .getMovie,
                             serializer: JSONCodec<MovieID>(),
                             deserializer: JSONCodec<Movie>(),
                             options: .defaults
