@@ -1,4 +1,3 @@
-import Foundation
 public import GRPCCore
 public import Scoped
 
@@ -6,7 +5,7 @@ public import Scoped
 /// application root.
 ///
 /// The scope holds the RPC's ID (`ScopedValues.requestID`: a valid `x-request-id` from the
-/// client's metadata, 1 to 64 characters from `A-Z a-z 0-9 . _ -`, else a new UUID) plus
+/// client's metadata, 1 to 64 characters from `A-Z a-z 0-9 . _ -`, else a new ID) plus
 /// whatever `update` sets from the call's context and metadata. For a streaming RPC the scope is
 /// the call's: it stays open while the response stream is produced, and the handler can give
 /// each inbound message a scope of its own with `forEachMessage(_:then:)`. It closes exactly
@@ -101,18 +100,11 @@ public struct RPCScopeInterceptor: ServerInterceptor {
         }
     }
 
-    /// The client's `x-request-id` when it is valid, else a new UUID.
+    /// The client's `x-request-id` when it is valid, else a new ID.
     static func requestID(of metadata: Metadata) -> String {
-        for case .string(let incoming) in metadata["x-request-id"] where isValid(incoming) { return incoming }
-        return UUID().uuidString
-    }
-
-    /// Whether `id` is a valid request ID: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
-    static func isValid(_ id: String) -> Bool {
-        guard (1...64).contains(id.utf8.count) else { return false }
-        return id.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        for case .string(let incoming) in metadata["x-request-id"] {
+            if let accepted = RequestIDs.accepting(incoming) { return accepted }
         }
+        return RequestIDs.next()
     }
 }

@@ -1,6 +1,7 @@
 public import HTTPTypes
 public import Hummingbird
 import Logging
+import Scoped
 
 /// A Hummingbird middleware that gives every request one ID and returns it in `X-Request-ID`.
 ///
@@ -35,7 +36,7 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         var context = context
         let id: String
-        if let incoming = request.headers[.requestID], Self.isValid(incoming) {
+        if let incoming = request.headers[.requestID].flatMap(RequestIDs.accepting) {
             id = incoming
             context.logger[metadataKey: "hb.request.id"] = .string(incoming)
         } else {
@@ -66,15 +67,6 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch {
             context.logger.error("Request failed: \(error)")
             return Response(status: .internalServerError)
-        }
-    }
-
-    /// Whether `id` is a valid request ID: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
-    static func isValid(_ id: String) -> Bool {
-        guard (1...64).contains(id.utf8.count) else { return false }
-        return id.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 public import HTTPTypes
 public import OpenAPIRuntime
 public import Scoped
@@ -12,7 +11,7 @@ public import Scoped
 /// request, its metadata and the operation's ID. The ID is the one a framework-level scope
 /// around this middleware already set (Hummingbird's or Vapor's request scope), else a valid
 /// `X-Request-ID` from the client (1 to 64 characters from `A-Z a-z 0-9 . _ -`), else a new
-/// UUID. The scope stays open until the response body has been produced, and closes exactly
+/// ID (32 hexadecimal digits). The scope stays open until the response body has been produced, and closes exactly
 /// once:
 ///
 /// - `ScopeOutcome.success` when the body was produced completely. A body of known length
@@ -88,19 +87,9 @@ public struct RequestScopeServerMiddleware: ServerMiddleware {
         }
     }
 
-    /// The client's `X-Request-ID` when it is valid, else a new UUID.
+    /// The client's `X-Request-ID` when it is valid, else a new ID.
     static func requestID(of request: HTTPRequest) -> String {
-        if let incoming = request.headerFields[.xRequestID], isValid(incoming) { return incoming }
-        return UUID().uuidString
-    }
-
-    /// Whether `id` is a valid request ID: 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
-    static func isValid(_ id: String) -> Bool {
-        guard (1...64).contains(id.utf8.count) else { return false }
-        return id.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        }
+        request.headerFields[.xRequestID].flatMap(RequestIDs.accepting) ?? RequestIDs.next()
     }
 }
 
