@@ -36,7 +36,10 @@ struct RPCScopeInterceptorTests {
             defer { server.beginGracefulShutdown() }
             let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
             return try await withGRPCClient(
-                transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
+                transport: .http2NIOPosix(
+                    target: .ipv4(address: "127.0.0.1", port: port),
+                    transportSecurity: .plaintext
+                )
             ) { client in
                 try await body(client)
             }

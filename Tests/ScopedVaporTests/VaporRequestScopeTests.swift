@@ -115,9 +115,11 @@ struct VaporRequestScopeTests {
         #expect(root.openScopeCount == 0)
     }
 
-    /// What the middleware's documentation warns of: Vapor calls a synchronous handler of a
-    /// request without a collected body from an event-loop callback, outside the request's task,
-    /// where it reads no request scope. The same handler written `async` reads it.
+    /// What the middleware's documentation warns of: a synchronous handler reads no scope.
+    ///
+    /// Vapor calls a synchronous handler of a request without a collected body from an
+    /// event-loop callback, outside the request's task. The same handler written `async` reads
+    /// the request's scope.
     @Test func onlyAnAsyncHandlerReadsTheRequestsScope() async throws {
         let (root, _) = makeRoot()
         try await withServingApp(root: root) { app in
