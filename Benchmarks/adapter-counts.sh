@@ -11,7 +11,7 @@
 # `linux-perf`; run as root) count the calls in the server's process only; the request count
 # divides them. Runs without probes give CPU per request (the server's task-clock) and the wrk
 # rows (req/s, which move ±20% between rounds on a 2-core machine), two rounds each, in opposite
-# orders. Usage: bash Benchmarks/adapter-counts.sh
+# orders. Usage: bash Benchmarks/adapter-counts.sh [vapor] [openapi] [grpc]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
@@ -34,15 +34,18 @@ remove_probes
 trap cleanup EXIT
 add_probes() {
     perf probe -q -x "$runtime/libswift_Concurrency.so" adaptercounts:switches=swift_task_switch
+    perf probe -q -x "$runtime/libswift_Concurrency.so" adaptercounts:enqueues=swift_task_enqueue
     perf probe -q -x "$runtime/libswift_Concurrency.so" adaptercounts:task_allocations=swift_task_alloc
     perf probe -q -x "$runtime/libswiftCore.so" adaptercounts:retains=swift_retain
     perf probe -q -x "$runtime/libswiftCore.so" adaptercounts:objects=swift_allocObject
     perf probe -q -x "$libc" adaptercounts:mallocs=malloc
 }
 add_probes
-events=(-e adaptercounts:switches -e adaptercounts:task_allocations -e adaptercounts:retains
-    -e adaptercounts:objects -e adaptercounts:mallocs)
-labels=("executor switches" "task allocations" "retains" "object allocations" "mallocs")
+probed_events=(-e adaptercounts:switches -e adaptercounts:enqueues -e adaptercounts:task_allocations
+    -e adaptercounts:retains -e adaptercounts:objects -e adaptercounts:mallocs)
+events=("${probed_events[@]}")
+labels=("executor switches" "jobs enqueued (switches that suspend)" "task allocations" "retains"
+    "object allocations" "mallocs")
 modes=(plain empty scoped)
 
 # load STACK PORT SECONDS: runs the stack's load for SECONDS; prints the requests it completed.
@@ -84,8 +87,11 @@ measure() {
 # per_request LINES...: the counts divided by the request count (the first line).
 per_request() { awk 'NR == 1 {n = $1; next} {printf "%.1f\n", $1 / n}'; }
 
+# The stacks to measure: the arguments, or all three.
+stacks=("$@")
+[ ${#stacks[@]} -gt 0 ] || stacks=(vapor openapi grpc)
 port=18151
-for stack in vapor openapi grpc; do
+for stack in "${stacks[@]}"; do
     declare -A counts=()
     for mode in "${modes[@]}"; do
         counts[$mode]=$(measure "$stack" "$mode" $port 4 | per_request)
@@ -116,7 +122,6 @@ for stack in vapor openapi grpc; do
     printf '| CPU µs per request, no probes (2 rounds) | %s| %s| %s| |\n' "${cpu[plain]}" "${cpu[empty]}" "${cpu[scoped]}"
     printf '| requests/s, no probes (16 connections, 10 s; 2 rounds) | %s| %s| %s| |\n' \
         "${rates[plain]}" "${rates[empty]}" "${rates[scoped]}"
-    events=(-e adaptercounts:switches -e adaptercounts:task_allocations -e adaptercounts:retains
-        -e adaptercounts:objects -e adaptercounts:mallocs)
+    events=("${probed_events[@]}")
     add_probes
 done
