@@ -1,4 +1,4 @@
-public import NIOCore
+import NIOCore
 import NIOPosix
 
 /// An HTTP/1.1 connection on a plain TCP socket that can stop reading at any byte: what a

@@ -57,7 +57,15 @@ enum OpenAPIDocument {
                 "responses": {
                   "200": {
                     "description": "The OpenAPI document.",
-                    "content": { "application/json": { "schema": { "type": "object", "required": ["openapi", "paths"] } } }
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "type": "object",
+                          "required": ["openapi", "paths"],
+                          "properties": { "openapi": { "type": "string" }, "paths": { "type": "object" } }
+                        }
+                      }
+                    }
                   }
                 }
               }
