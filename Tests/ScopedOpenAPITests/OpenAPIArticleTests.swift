@@ -14,7 +14,7 @@ func registerEcho(on transport: any ServerTransport, root: ScopeRoot) throws {
         // Select variants from a header, set a principal: this request's scope only.
         values.tag = request.headerFields[HTTPField.Name("X-Tag")!].map { "\(operationID):\($0)" }
     }
-    try EchoHandler().registerHandlers(on: transport, middlewares: [scopes])
+    try EchoAPI().registerHandlers(on: transport, middlewares: [scopes])
 }
 // SNIPPET-END
 

@@ -18,45 +18,31 @@ extension ScopedValues {
     @Entry var tag: String? = nil
 }
 
-/// A small API registered on a transport the way swift-openapi-generator's
-/// `registerHandlers(on:serverURL:configuration:middlewares:)` does it: each operation's handler
-/// behind the middlewares, first to last. (The glue is written out here so that the test builds
-/// without the generator's plugin; the transports and the middleware are the real ones.)
-struct EchoHandler {
-    typealias Handler =
-        @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
+/// The handlers of `Generated/openapi.yaml`, each reading the request's scope.
+///
+/// They implement swift-openapi-generator's `APIProtocol`, and its generated
+/// `registerHandlers(on:serverURL:configuration:middlewares:)` registers them.
+struct EchoAPI: APIProtocol {
+    func echo(_ input: Operations.Echo.Input) async throws -> Operations.Echo.Output {
+        let echo = "\(ScopedValues.current.requestID ?? "-") \(ScopedValues.current.tag ?? "-")"
+        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        return .ok(.init(body: .plainText(HTTPBody(echo))))
+    }
 
-    func registerHandlers(
-        on transport: any ServerTransport,
-        serverURL: URL = .defaultOpenAPIServerURL,
-        configuration: Configuration = .init(),
-        middlewares: [any ServerMiddleware] = []
-    ) throws {
-        try register(on: transport, middlewares, .get, "/echo", operationID: "echo") { _, _, _ in
-            let echo = "\(ScopedValues.current.requestID ?? "-") \(ScopedValues.current.tag ?? "-")"
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
-            return (HTTPResponse(status: .ok), HTTPBody(echo))
-        }
-        try register(on: transport, middlewares, .get, "/lines", operationID: "lines") { _, _, _ in
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
-            return (
-                HTTPResponse(status: .ok), HTTPBody(Self.lines(count: 3), length: .unknown, iterationBehavior: .single)
-            )
-        }
-        try register(on: transport, middlewares, .get, "/endless", operationID: "endless") { _, _, _ in
-            (
-                HTTPResponse(status: .ok),
-                HTTPBody(Self.lines(count: .max, pause: .milliseconds(5)), length: .unknown, iterationBehavior: .single)
-            )
-        }
+    func lines(_ input: Operations.Lines.Input) async throws -> Operations.Lines.Output {
+        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        return .ok(.init(body: .plainText(HTTPBody(Lines(count: 3), length: .unknown, iterationBehavior: .single))))
+    }
+
+    func endless(_ input: Operations.Endless.Input) async throws -> Operations.Endless.Output {
+        let lines = Lines(count: .max, pause: .milliseconds(5))
+        return .ok(.init(body: .plainText(HTTPBody(lines, length: .unknown, iterationBehavior: .single))))
     }
 
     /// Lines produced as the transport reads them, each reading the request's resource.
-    private static func lines(count: Int, pause: Duration? = nil) -> Lines { Lines(count: count, pause: pause) }
-
     struct Lines: AsyncSequence, Sendable {
         let count: Int
-        let pause: Duration?
+        var pause: Duration? = nil
 
         func makeAsyncIterator() -> Iterator { Iterator(count: count, pause: pause) }
 
@@ -73,30 +59,6 @@ struct EchoHandler {
                 return ArraySlice("line \(line)\n".utf8)
             }
         }
-    }
-
-    private func register(
-        on transport: any ServerTransport,
-        _ middlewares: [any ServerMiddleware],
-        _ method: HTTPRequest.Method,
-        _ path: String,
-        operationID: String,
-        handler: @escaping Handler
-    ) throws {
-        var next = handler
-        for middleware in middlewares.reversed() {
-            let tail = next
-            next = { request, body, metadata in
-                try await middleware.intercept(
-                    request,
-                    body: body,
-                    metadata: metadata,
-                    operationID: operationID,
-                    next: tail
-                )
-            }
-        }
-        try transport.register(next, method: method, path: path)
     }
 }
 
@@ -136,7 +98,7 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 }
 
-/// Generated-style handlers in request scopes, under swift-openapi-hummingbird and
+/// Generated handlers in request scopes, under swift-openapi-hummingbird and
 /// swift-openapi-vapor.
 struct RequestScopeServerMiddlewareTests {
     private func makeAPI() -> ((any ServerTransport) throws -> Void, ScopeRoot, CloseLog) {
@@ -146,7 +108,7 @@ struct RequestScopeServerMiddlewareTests {
             values.tag = request.headerFields[HTTPField.Name("X-Tag")!].map { "\(operationID):\($0)" }
             values.failsToCommit = request.headerFields[HTTPField.Name("X-Fail-Commit")!] != nil
         }
-        return ({ try EchoHandler().registerHandlers(on: $0, middlewares: [middleware]) }, root, log)
+        return ({ try EchoAPI().registerHandlers(on: $0, middlewares: [middleware]) }, root, log)
     }
 
     @Test(arguments: Transport.allCases)
