@@ -12,7 +12,7 @@ extension ScopedValues {
     @Entry public var requestID: String? = nil
 }
 
-/// The request IDs the adapters that have no ID of their stack's own accept and make.
+/// The request IDs every adapter accepts from a client, and makes when its stack has none.
 ///
 /// A new ID is 32 hexadecimal digits: a random half drawn once per process and a counter, as
 /// Hummingbird makes its own. IDs name requests in logs and traces; they are unique, not secret.
