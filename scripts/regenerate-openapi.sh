@@ -6,16 +6,23 @@
 # swift-argument-parser first (measured on the example's whole contract, 2026-11-25).
 #
 # Each directory below holds `openapi.yaml` and `openapi-generator-config.yaml`; the generated
-# files land next to them, marked for swift-format to skip. Run it after editing a document;
-# CI does not run it. Usage: bash scripts/regenerate-openapi.sh
+# files land next to them, marked for swift-format to skip. A directory listed in `served` also
+# gets `OpenAPIDocument.swift`: the same document as JSON, which the server sends at
+# /openapi.json (converted here, with Python's PyYAML, so the server parses no YAML).
+# Run it after editing a document; .ci/run regenerates every file and fails on a difference.
+# Usage: bash scripts/regenerate-openapi.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-documents=(Tests/ScopedOpenAPITests/Generated)
+documents=(Tests/ScopedOpenAPITests/Generated Sources/MovieCatalog/OpenAPI)
+served=(Sources/MovieCatalog/OpenAPI)
 generator_version=1.14.3
 
 tool=$(mktemp -d)
 trap 'rm -rf "$tool"' EXIT
-cat >"$tool/Package.swift" <<MANIFEST
+# OPENAPI_GENERATOR names a generator already built (of $generator_version), to skip the build.
+generator=${OPENAPI_GENERATOR:-}
+if [[ -z "$generator" ]]; then
+    cat >"$tool/Package.swift" <<MANIFEST
 // swift-tools-version: 6.1
 import PackageDescription
 let package = Package(
@@ -23,8 +30,9 @@ let package = Package(
     dependencies: [.package(url: "https://github.com/apple/swift-openapi-generator.git", exact: "$generator_version")]
 )
 MANIFEST
-swift build --package-path "$tool" --product swift-openapi-generator >/dev/null
-generator=$(swift build --package-path "$tool" --show-bin-path)/swift-openapi-generator
+    swift build --package-path "$tool" --product swift-openapi-generator >/dev/null
+    generator=$(swift build --package-path "$tool" --show-bin-path)/swift-openapi-generator
+fi
 
 for directory in "${documents[@]}"; do
     find "$directory" -maxdepth 1 -name '*.swift' -delete
@@ -33,5 +41,8 @@ for directory in "${documents[@]}"; do
     for file in "$directory"/*.swift; do
         { echo "// swift-format-ignore-file"; cat "$file"; } >"$file.tmp" && mv "$file.tmp" "$file"
     done
+    if [[ " ${served[*]} " == *" $directory "* ]]; then
+        python3 scripts/openapi-json.py "$directory/openapi.yaml" >"$directory/OpenAPIDocument.swift"
+    fi
     echo "regenerated $directory from openapi.yaml with swift-openapi-generator $generator_version"
 done

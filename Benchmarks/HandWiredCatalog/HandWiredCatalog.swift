@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import MovieCatalog
+import OpenAPIRuntime
 import Scoped
 import ScopedDatabase
 import ScopedHummingbird
@@ -16,9 +17,10 @@ import ServiceLifecycle
 /// The example server's `GET /movies/{id}` and `POST /movies`, with their sessions and
 /// repository passed by hand.
 ///
-/// The stack is ExampleServer's (its HTTP channel, request IDs, the request log, API errors, routing, JSON
-/// encoding, one SQLite or PostgreSQL transaction per request) with one difference: the
-/// handler is handed its session and repository instead of reading them from a request scope.
+/// The stack is ExampleServer's (its HTTP channel, request IDs, the request log, API errors,
+/// routing, the handlers generated from `openapi.yaml`, JSON encoding, one SQLite or PostgreSQL
+/// transaction per request) with one difference: the handler is handed its session and
+/// repository instead of reading them from a request scope.
 /// `Benchmarks/load.sh` runs it against ExampleServer to isolate what Scoped costs.
 @main
 enum HandWiredCatalog {
@@ -39,36 +41,7 @@ enum HandWiredCatalog {
         router.add(middleware: APIErrorMiddleware(routes: table))
         let layer = try ScopeLayer(environment)
         if let root = layer.root(environment) { router.add(middleware: RequestScopeMiddleware(root: root)) }
-        let routes = RouteRecorder(router: router, table: table)
-        routes.on(.get, "/movies/:id") { _, context in
-            let id = try RequestInput.id(context)
-            if layer == .session {
-                guard let movie = try await ScopedValues.current.movieRepository.movie(id: id) else {
-                    throw APIError.notFound("No movie with id \(id).")
-                }
-                return try JSONResponse.make(movie)
-            }
-            // By hand: one session per request, its repository, and the commit or rollback.
-            let (repository, finish) = store.session(writing: false)
-            return try await finishing(finish) {
-                guard let movie = try await repository.movie(id: id) else {
-                    throw APIError.notFound("No movie with id \(id).")
-                }
-                return try JSONResponse.make(movie)
-            }
-        }
-        routes.on(.post, "/movies") { request, context in
-            let input = try RequestInput.validate(
-                try await RequestInput.decode(RequestInput.MovieBody.self, from: request)
-            )
-            let (repository, finish) = store.session(writing: true)
-            let movie = try await finishing(finish) { try await repository.create(input) }
-            // As ExampleServer's history: recorded after the response, in a transaction of its
-            // own; here by an unstructured task that nothing waits for at shutdown.
-            let requestID = request.headers[.requestID] ?? context.id
-            Task { try? await store.record(.created, movieID: movie.id, requestID: requestID) }
-            return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
-        }
+        HandWiredAPI(store: store, layer: layer).addRoutes(to: router, table: table)
         // ExampleServer's channel: hummingbird-websocket's upgrade channel, guarded until the
         // first request head; no WebSocket route here.
         let webSocketResponder = Router(context: BasicWebSocketRequestContext.self).buildResponder()
@@ -174,4 +147,76 @@ func finishing<R>(
     }
     try await finish(.success)
     return result
+}
+
+/// The two benchmarked operations, on the server generated from the example's `openapi.yaml`;
+/// the others answer 501.
+struct HandWiredAPI: APIProtocol {
+    let store: Store
+    let layer: ScopeLayer
+
+    func showMovie(_ input: Operations.ShowMovie.Input) async throws -> Operations.ShowMovie.Output {
+        let id = try RequestInput.id(input.path.id)
+        if layer == .session {
+            guard let movie = try await ScopedValues.current.movieRepository.movie(id: id) else {
+                throw APIError.notFound("No movie with id \(id).")
+            }
+            return .ok(.init(body: .json(movie)))
+        }
+        // By hand: one session per request, its repository, and the commit or rollback.
+        let (repository, finish) = store.session(writing: false)
+        return try await finishing(finish) {
+            guard let movie = try await repository.movie(id: id) else {
+                throw APIError.notFound("No movie with id \(id).")
+            }
+            return .ok(.init(body: .json(movie)))
+        }
+    }
+
+    func createMovie(_ input: Operations.CreateMovie.Input) async throws -> Operations.CreateMovie.Output {
+        guard case .json(let body) = input.body else { preconditionFailure("one content type") }
+        let movieInput = try RequestInput.validate(body)
+        let (repository, finish) = store.session(writing: true)
+        let movie = try await finishing(finish) { try await repository.create(movieInput) }
+        // As ExampleServer's history: recorded after the response, in a transaction of its
+        // own; here by an unstructured task that nothing waits for at shutdown.
+        // Generated handlers see no framework request: the ID is the one the request's logger carries.
+        let requestID = Logger.current[metadataKey: "hb.request.id"]?.description ?? ""
+        Task { try? await store.record(.created, movieID: movie.id, requestID: requestID) }
+        return .created(.init(headers: .init(location: "/movies/\(movie.id)"), body: .json(movie)))
+    }
+
+    private static var notServed: APIError {
+        APIError(status: .notImplemented, code: "not_implemented", message: "Not served by the hand-wired catalog.")
+    }
+
+    func listMovies(_ input: Operations.ListMovies.Input) async throws -> Operations.ListMovies.Output {
+        throw Self.notServed
+    }
+
+    func exportMovies(_ input: Operations.ExportMovies.Input) async throws -> Operations.ExportMovies.Output {
+        throw Self.notServed
+    }
+
+    func replaceMovie(_ input: Operations.ReplaceMovie.Input) async throws -> Operations.ReplaceMovie.Output {
+        throw Self.notServed
+    }
+
+    func deleteMovie(_ input: Operations.DeleteMovie.Input) async throws -> Operations.DeleteMovie.Output {
+        throw Self.notServed
+    }
+
+    func rateMovie(_ input: Operations.RateMovie.Input) async throws -> Operations.RateMovie.Output {
+        throw Self.notServed
+    }
+
+    func showRating(_ input: Operations.ShowRating.Input) async throws -> Operations.ShowRating.Output {
+        throw Self.notServed
+    }
+
+    func listMovieChanges(
+        _ input: Operations.ListMovieChanges.Input
+    ) async throws -> Operations.ListMovieChanges.Output {
+        throw Self.notServed
+    }
 }

@@ -167,7 +167,7 @@ package enum CatalogServer {
                 body: .init(byteBuffer: openAPIDocument)
             )
         }
-        MovieController<BasicRequestContext>().addRoutes(to: routes)
+        MovieController().addRoutes(to: router, table: table)
         // A plain GET of the WebSocket route: say how to reach it, rather than "invalid id".
         routes.on(.get, "/movies/live") { _, _ -> Response in
             throw APIError(

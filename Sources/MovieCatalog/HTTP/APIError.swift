@@ -1,6 +1,7 @@
 import Foundation
 package import Hummingbird
 package import Logging
+import OpenAPIRuntime
 import Scoped
 import ScopedDatabase
 import ScopedPostgres
@@ -58,7 +59,8 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
         )
     }
 
-    /// The API error for any error a request threw: itself when it is one, its status for
+    /// The API error for any error a request threw: itself when it is one, the input at fault
+    /// when the generated server could not decode the request, its status for
     /// Hummingbird's errors, 503 when the database is busy, unavailable or did not answer in
     /// time or a service's close was abandoned, 507 when its disk is full, 409 for a broken PostgreSQL constraint, and 500
     /// otherwise (logged, with a message that reveals nothing).
@@ -66,6 +68,16 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
         switch error {
         case let error as APIError:
             self = error
+        case let error as ServerError where error.operationInput == nil:
+            // The generated server could not decode the request into its operation's input.
+            self = RequestInput.apiError(forUndecodable: error, body: nil)
+        case let error as ServerError where (400..<500).contains(error.httpStatus.code):
+            // The generated server refused the request itself, such as an `Accept` that rules
+            // out the operation's JSON (406).
+            self.init(status: error.httpStatus, code: "http_\(error.httpStatus.code)", message: error.causeDescription)
+        case let error as ServerError:
+            // A handler's own error, wrapped by the generated server.
+            self.init(error.underlyingError, logger: logger)
         case let error as any HTTPResponseError where error.status == .contentTooLarge:
             self.init(
                 status: .contentTooLarge,

@@ -1,11 +1,17 @@
 package import Hummingbird
 import Logging
+import OpenAPIHummingbird
+package import OpenAPIRuntime
 import Scoped
 
-/// The catalog's routes.
+/// The catalog's operations, as `openapi.yaml` declares them.
 ///
-/// Built once at start-up; every dependency is read from the request's scope when a handler runs.
-package struct MovieController<Context: RequestContext>: Sendable {
+/// The generated server decodes each request into its operation's `Input` before a handler
+/// runs; what the generator does not check (ranges, lengths, a positive id) is checked here,
+/// with the same field names. Every dependency is read from the request's scope when a handler
+/// runs; errors are thrown as ``APIError``s, which ``APIErrorMiddleware`` turns into the
+/// contract's error body.
+package struct MovieController: APIProtocol {
     @Scoped(\.movieRepository) private var movies
     @Scoped(\.ratingService) private var ratings
     @Scoped(\.movieHistory) private var history
@@ -13,29 +19,17 @@ package struct MovieController<Context: RequestContext>: Sendable {
     /// How long recording a change may take after its response before it is cancelled.
     static var historyTimeout: Duration { .seconds(10) }
 
+    /// How many movies the export reads per statement, and writes per chunk.
+    static var exportBatchSize: Int { 500 }
+
     /// Creates the controller; it reads its dependencies from each request's scope.
     package init() {}
 
-    package func addRoutes(to routes: RouteRecorder<Context>) {
-        routes.on(.get, "/movies") { request, _ in try await list(request) }
-        routes.on(.post, "/movies") { request, context in try await create(request, context: context) }
-        routes.on(.get, "/movies/export") { _, _ in export() }
-        routes.on(.get, "/movies/:id") { _, context in try await show(context) }
-        routes.on(.put, "/movies/:id") { request, context in try await replace(request, context: context) }
-        routes.on(.delete, "/movies/:id") { _, context in try await delete(context) }
-        routes.on(.post, "/movies/:id/ratings") { request, context in try await rate(request, context: context) }
-        routes.on(.get, "/movies/:id/rating") { _, context in try await rating(context) }
-        routes.on(.get, "/changes") { request, _ in try await changes(request) }
+    package func listMovies(_ input: Operations.ListMovies.Input) async throws -> Operations.ListMovies.Output {
+        let limit = try RequestInput.query(input.query.limit, "limit", of: Operations.ListMovies.id, default: 50)
+        let offset = try RequestInput.query(input.query.offset, "offset", of: Operations.ListMovies.id, default: 0)
+        return .ok(.init(body: .json(try await movies.page(limit: limit, offset: offset))))
     }
-
-    package func list(_ request: Request) async throws -> Response {
-        let limit = try RequestInput.query(request, "limit", default: 50, in: 1...500)
-        let offset = try RequestInput.query(request, "offset", default: 0, in: 0...Int.max)
-        return try JSONResponse.make(try await movies.page(limit: limit, offset: offset))
-    }
-
-    /// How many movies the export reads per statement, and writes per chunk.
-    static var exportBatchSize: Int { 500 }
 
     /// The whole catalog as NDJSON, one movie per line, ordered by ID.
     ///
@@ -43,81 +37,67 @@ package struct MovieController<Context: RequestContext>: Sendable {
     /// request's scope, which stays open until the body is written, so every batch comes from
     /// the one read transaction of the request's session: the export is one snapshot even while
     /// other requests write.
-    package func export() -> Response {
-        let body = ResponseBody { writer in
-            var after = 0
-            while true {
-                let batch = try await movies.movies(after: after, limit: Self.exportBatchSize)
-                guard let last = batch.last else { break }
-                var buffer = ByteBuffer()
-                for movie in batch { try JSONResponse.appendLine(movie, to: &buffer) }
-                try await writer.write(buffer)
-                after = last.id
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: .ok, headers: [.contentType: JSONResponse.ndjsonContentType], body: body)
+    package func exportMovies(_ input: Operations.ExportMovies.Input) async throws -> Operations.ExportMovies.Output {
+        let body = HTTPBody(ExportLines(movies: movies), length: .unknown, iterationBehavior: .single)
+        return .ok(.init(body: .applicationXNdjson(body)))
     }
 
-    package func show(_ context: Context) async throws -> Response {
-        let id = try RequestInput.id(context)
+    package func showMovie(_ input: Operations.ShowMovie.Input) async throws -> Operations.ShowMovie.Output {
+        let id = try RequestInput.id(input.path.id)
         guard let movie = try await movies.movie(id: id) else { throw APIError.notFound("No movie with id \(id).") }
-        return try JSONResponse.make(movie)
+        return .ok(.init(body: .json(movie)))
     }
 
-    package func create(_ request: Request, context: Context) async throws -> Response {
-        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
-        let movie = try await movies.create(input)
+    package func createMovie(_ input: Operations.CreateMovie.Input) async throws -> Operations.CreateMovie.Output {
+        guard case .json(let body) = input.body else { preconditionFailure("one content type") }
+        let movie = try await movies.create(try RequestInput.validate(body))
         recordAfterResponse(.created, movieID: movie.id)
-        return try JSONResponse.make(movie, status: .created, headers: [.location: "/movies/\(movie.id)"])
+        return .created(.init(headers: .init(location: "/movies/\(movie.id)"), body: .json(movie)))
     }
 
-    package func replace(_ request: Request, context: Context) async throws -> Response {
-        let id = try RequestInput.id(context)
-        let input = try RequestInput.validate(try await RequestInput.decode(RequestInput.MovieBody.self, from: request))
-        guard let movie = try await movies.replace(id: id, with: input) else {
+    package func replaceMovie(_ input: Operations.ReplaceMovie.Input) async throws -> Operations.ReplaceMovie.Output {
+        let id = try RequestInput.id(input.path.id)
+        guard case .json(let body) = input.body else { preconditionFailure("one content type") }
+        guard let movie = try await movies.replace(id: id, with: try RequestInput.validate(body)) else {
             throw APIError.notFound("No movie with id \(id).")
         }
         recordAfterResponse(.replaced, movieID: id)
-        return try JSONResponse.make(movie)
+        return .ok(.init(body: .json(movie)))
     }
 
-    package func delete(_ context: Context) async throws -> Response {
-        let id = try RequestInput.id(context)
+    package func deleteMovie(_ input: Operations.DeleteMovie.Input) async throws -> Operations.DeleteMovie.Output {
+        let id = try RequestInput.id(input.path.id)
         guard try await movies.delete(id: id) else { throw APIError.notFound("No movie with id \(id).") }
         recordAfterResponse(.deleted, movieID: id)
-        return Response(status: .noContent)
+        return .noContent(.init())
     }
 
-    package func rate(_ request: Request, context: Context) async throws -> Response {
-        let id = try RequestInput.id(context)
-        let stars = try RequestInput.validate(
-            try await RequestInput.decode(RequestInput.RatingBody.self, from: request)
-        )
-        guard let rating = try await ratings.rate(movieID: id, stars: stars) else {
+    package func rateMovie(_ input: Operations.RateMovie.Input) async throws -> Operations.RateMovie.Output {
+        let id = try RequestInput.id(input.path.id)
+        guard case .json(let body) = input.body else { preconditionFailure("one content type") }
+        guard let rating = try await ratings.rate(movieID: id, stars: try RequestInput.stars(body.stars)) else {
             throw APIError.notFound("No movie with id \(id).")
         }
-        return try JSONResponse.make(rating, status: .created)
+        return .created(.init(body: .json(rating)))
     }
 
-    package func rating(_ context: Context) async throws -> Response {
-        let id = try RequestInput.id(context)
+    package func showRating(_ input: Operations.ShowRating.Input) async throws -> Operations.ShowRating.Output {
+        let id = try RequestInput.id(input.path.id)
         guard let rating = try await ratings.rating(movieID: id) else {
             throw APIError.notFound("No movie with id \(id).")
         }
-        return try JSONResponse.make(rating)
+        return .ok(.init(body: .json(rating)))
     }
 
     /// The recorded changes of the movie `?movieID=` names, oldest first.
     ///
     /// A collection of its own rather than a part of the movie, because it outlives the movie:
     /// a deleted movie's changes end with its deletion.
-    package func changes(_ request: Request) async throws -> Response {
-        guard request.uri.queryParameters.get("movieID") != nil else {
-            throw APIError.badRequest("movieID is required.", field: "movieID", code: "invalid_query")
-        }
-        let id = try RequestInput.query(request, "movieID", default: 0, in: 1...Int.max)
-        return try JSONResponse.make(MovieChanges(items: try await history.changes(movieID: id)))
+    package func listMovieChanges(
+        _ input: Operations.ListMovieChanges.Input
+    ) async throws -> Operations.ListMovieChanges.Output {
+        let id = try RequestInput.query(input.query.movieID, "movieID", of: Operations.ListMovieChanges.id, default: 0)
+        return .ok(.init(body: .json(MovieChanges(items: try await history.changes(movieID: id)))))
     }
 
     /// Records a change once the request's own work is done.
@@ -133,6 +113,54 @@ package struct MovieController<Context: RequestContext>: Sendable {
                 Logger.current.warning("Could not record that movie \(movieID) was \(action.rawValue): \(error)")
                 throw error
             }
+        }
+    }
+}
+
+extension APIProtocol {
+    /// Serves these implementations of the catalog's operations on `router`, as the example
+    /// serves them: bodies of at most ``RequestInput/maximumBodySize`` (413 beyond), read as
+    /// JSON whatever their headers say, answered with compact JSON of sorted keys, and each
+    /// route recorded in `table`, for 405 answers.
+    package func addRoutes<Context: RequestContext>(to router: Router<Context>, table: RouteTable) {
+        let group = router.group().add(middleware: CatalogInputMiddleware(limit: RequestInput.maximumBodySize))
+        do {
+            try registerHandlers(
+                on: RecordingTransport(transport: group, table: table),
+                configuration: Configuration(jsonEncodingOptions: [.sortedKeys]),
+                middlewares: [CatalogHeadersMiddleware()]
+            )
+        } catch {
+            // Registering throws only for a server URL that is not one; the default is "/".
+            preconditionFailure("The catalog's routes could not be registered: \(error)")
+        }
+    }
+}
+
+/// The catalog as NDJSON lines, read in batches of ``MovieController/exportBatchSize`` as the
+/// body is written: each batch after the last ID of the one before.
+private struct ExportLines: AsyncSequence, Sendable {
+    typealias Element = ArraySlice<UInt8>
+    var movies: any MovieRepository
+
+    func makeAsyncIterator() -> Iterator { Iterator(movies: movies) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        let movies: any MovieRepository
+        var after = 0
+        var finished = false
+
+        mutating func next() async throws -> ArraySlice<UInt8>? {
+            guard !finished else { return nil }
+            let batch = try await movies.movies(after: after, limit: MovieController.exportBatchSize)
+            guard let last = batch.last else {
+                finished = true
+                return nil
+            }
+            var buffer = ByteBuffer()
+            for movie in batch { try JSONResponse.appendLine(movie, to: &buffer) }
+            after = last.id
+            return ArraySlice(buffer.readableBytesView)
         }
     }
 }

@@ -1,43 +1,14 @@
-import NIOFoundationCompat
 package import Foundation
+package import OpenAPIRuntime
 package import Hummingbird
+import NIOFoundationCompat
+import HTTPTypes
 
-/// Reading and validating what clients send.
+/// Validating what clients send, beyond what the generated server decodes, and naming the
+/// field at fault when it cannot decode it.
 package enum RequestInput {
     /// The largest request body accepted.
     package static let maximumBodySize = 1 << 20
-
-    /// The body of `POST /movies` and `PUT /movies/{id}`.
-    package struct MovieBody: Decodable {
-        package var title: String
-        package var year: Int
-        package var director: String?
-
-        package init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            title = try container.decode(String.self, forKey: .title)
-            year = try RequestInput.integer(container, .year, range: MovieInput.years)
-            director = try container.decodeIfPresent(String.self, forKey: .director)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case title, year, director
-        }
-    }
-
-    /// The body of `POST /movies/{id}/ratings`.
-    package struct RatingBody: Decodable {
-        package var stars: Int
-
-        package init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            stars = try RequestInput.integer(container, .stars, range: 1...5)
-        }
-
-        private enum CodingKeys: String, CodingKey {
-            case stars
-        }
-    }
 
     /// A WebSocket message of `GET /movies/live`: `{"rate":{"movieID":1,"stars":5}}`.
     package struct LiveRatingBody: Decodable {
@@ -85,36 +56,109 @@ package enum RequestInput {
         }
     }
 
-    /// The positive integer ID in the path.
-    package static func id(_ context: some RequestContext) throws -> Int {
-        guard let text = context.parameters.get("id"), let id = Int(text), id > 0 else {
-            throw APIError.badRequest("The id must be a positive integer.", field: "id", code: "invalid_id")
+    /// An integer query parameter, as `openapi.yaml` declares it: the generated server checks
+    /// its type, not its range, and reports it missing without its name.
+    package struct QueryParameter: Hashable, Sendable {
+        package var name: String
+        package var range: ClosedRange<Int>
+        package var required: Bool
+
+        /// A parameter named `name`, accepting `range`, and `required` or not.
+        package init(name: String, range: ClosedRange<Int>, required: Bool = false) {
+            self.name = name
+            self.range = range
+            self.required = required
         }
+    }
+
+    /// Each operation's query parameters, by operation ID.
+    package static let queryParameters: [String: [QueryParameter]] = [
+        Operations.ListMovies.id: [
+            QueryParameter(name: "limit", range: 1...500),
+            QueryParameter(name: "offset", range: 0...Int.max),
+        ],
+        Operations.ListMovieChanges.id: [QueryParameter(name: "movieID", range: 1...Int.max, required: true)],
+    ]
+
+    /// The id in the path, which must be positive (the generated server checks it is an integer).
+    package static func id(_ id: Int) throws -> Int {
+        guard id > 0 else { throw invalidID("id") }
         return id
     }
 
-    /// An integer query parameter in `range`, or `defaultValue` when absent.
-    package static func query(_ request: Request, _ name: String, default defaultValue: Int, in range: ClosedRange<Int>)
-        throws
+    /// The value of the query parameter `name` of `operation`, checked against its declared
+    /// range, or `defaultValue` when absent.
+    package static func query(_ value: Int?, _ name: String, of operation: String, default defaultValue: Int) throws
         -> Int
     {
-        guard let text = request.uri.queryParameters.get(name) else { return defaultValue }
-        guard let value = Int(text), range.contains(value) else {
-            let upper = range.upperBound == .max ? "" : " and at most \(range.upperBound)"
-            throw APIError.badRequest(
-                "\(name) must be an integer of at least \(range.lowerBound)\(upper).",
-                field: name,
-                code: "invalid_query"
-            )
+        guard let value else { return defaultValue }
+        let parameter = queryParameters[operation]?.first { $0.name == name }
+        guard let parameter, parameter.range.contains(value) else {
+            throw invalidQuery(parameter ?? QueryParameter(name: name, range: Int.min...Int.max))
         }
         return value
     }
 
-    /// Decodes a JSON body of at most 1 MiB: 413 when larger, 400 when not JSON, 422 naming the
-    /// field when a field is missing or of the wrong type.
-    package static func decode<T: Decodable>(_ type: T.Type, from request: Request) async throws -> T {
-        let buffer = try await request.body.collect(upTo: RequestInput.maximumBodySize)
-        return try decode(T.self, json: Data(buffer: buffer))
+    private static func invalidID(_ name: String) -> APIError {
+        .badRequest("The \(name) must be a positive integer.", field: name, code: "invalid_id")
+    }
+
+    private static func invalidQuery(_ parameter: QueryParameter) -> APIError {
+        let upper = parameter.range.upperBound == .max ? "" : " and at most \(parameter.range.upperBound)"
+        return .badRequest(
+            "\(parameter.name) must be an integer of at least \(parameter.range.lowerBound)\(upper).",
+            field: parameter.name,
+            code: "invalid_query"
+        )
+    }
+
+    /// The API error for a request the generated server could not turn into its operation's
+    /// input: the parameter or the body field at fault, named as the contract names it.
+    ///
+    /// Every parameter of the contract is an integer, and the generated server decodes the
+    /// path's before the query's and both before the body: the first parameter that is missing
+    /// though required, or is not an integer, is the one at fault. Otherwise it is the body,
+    /// whose decoding error names its field, except for a number too large for an integer
+    /// field, which is found in `body`.
+    package static func apiError(forUndecodable error: ServerError, body: ByteBuffer?) -> APIError {
+        let query = URLComponents(string: error.request.path ?? "")?.queryItems ?? []
+        if let parameter = error.requestMetadata.pathParameters.first(where: { Int($0.value) == nil }) {
+            return invalidID(parameter.key)
+        }
+        let declared = queryParameters[error.operationID] ?? []
+        for parameter in declared {
+            let values = query.filter { $0.name == parameter.name }
+            if values.isEmpty && parameter.required {
+                return .badRequest("\(parameter.name) is required.", field: parameter.name, code: "invalid_query")
+            }
+            if values.contains(where: { Int($0.value ?? "") == nil }) { return invalidQuery(parameter) }
+        }
+        guard let decoding = error.underlyingError as? DecodingError else {
+            return APIError(
+                status: error.httpStatus,
+                code: "http_\(error.httpStatus.code)",
+                message: error.causeDescription
+            )
+        }
+        if case .dataCorrupted(let context) = decoding, context.codingPath.isEmpty,
+            let field = body.flatMap(nonIntegerNumberField)
+        {
+            return .invalidField(field, "\(field) must be an integer.")
+        }
+        return apiError(for: decoding)
+    }
+
+    /// The first field of a JSON object whose value is a number but not an `Int`, such as
+    /// `1e300`: Foundation's decoder reports such a number as invalid JSON, without its field.
+    private static func nonIntegerNumberField(_ body: ByteBuffer) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] else {
+            return nil
+        }
+        return object.keys.sorted()
+            .first { key in
+                guard let number = object[key] as? NSNumber, !(object[key] is Bool) else { return false }
+                return Int(exactly: number.doubleValue) == nil || number.doubleValue >= 0x1p63
+            }
     }
 
     /// Decodes a JSON document: 400 when not JSON, 422 naming the field when a field is missing
@@ -167,7 +211,7 @@ package enum RequestInput {
     ///
     /// Text may hold any character but U+0000, which PostgreSQL cannot store in `text`: the
     /// contract is the same on both backends, so SQLite refuses it too.
-    package static func validate(_ body: MovieBody) throws -> MovieInput {
+    package static func validate(_ body: Components.Schemas.MovieInput) throws -> MovieInput {
         // Lengths count Unicode scalars, as JSON Schema's `maxLength` does.
         guard MovieInput.titleLengths.contains(body.title.unicodeScalars.count) else {
             throw APIError.invalidField("title", "title must be 1 to 200 characters long.")
@@ -187,11 +231,11 @@ package enum RequestInput {
         return MovieInput(title: body.title, year: body.year, director: body.director)
     }
 
-    /// Validates a rating body: 422 unless 1 to 5 stars.
-    package static func validate(_ body: RatingBody) throws -> Int {
-        guard (1...5).contains(body.stars) else {
+    /// Validates a rating: 422 unless 1 to 5 stars.
+    package static func stars(_ stars: Int) throws -> Int {
+        guard (1...5).contains(stars) else {
             throw APIError.invalidField("stars", "stars must be an integer from 1 to 5.")
         }
-        return body.stars
+        return stars
     }
 }
