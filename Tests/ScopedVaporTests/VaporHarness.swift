@@ -23,6 +23,9 @@ func withServingApp<R: Sendable>(
 ) async throws -> R {
     try await withTestingApp { app in
         app.http.client.configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        // A thousand requests queue for 64 connections: in the full parallel suite on 2 cores the
+        // last waited more than the default 10 s for one. The tests are about scopes, not speed.
+        app.http.client.configuration.timeout.connect = .seconds(60)
         app.middleware.use(
             RequestScopeMiddleware(root: root) { values, request in
                 values.tag = request.headers.first(name: "X-Tag")
