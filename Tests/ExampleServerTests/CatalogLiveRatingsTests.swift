@@ -28,6 +28,7 @@ struct FailingOnThreeStarsRepository: ForwardingRepository {
 
 /// `GET /movies/live`, the WebSocket: each message in its own scope and transaction, on the
 /// real server, on either backend.
+@Suite(.loadExclusion)
 struct CatalogLiveRatingsTests {
     /// Sends `messages` on one WebSocket connection and returns the reply to each, parsed.
     private func converse(_ client: some TestClientProtocol, _ messages: [String]) async throws -> [[String: Any]] {

@@ -10,6 +10,7 @@ import Testing
 private struct Failure: Error {}
 
 /// What every database session promises, written once and run on SQLite and on PostgreSQL.
+@Suite(.loadExclusion)
 struct SharedSessionTests {
     private func committed(_ root: ScopeRoot, _ backend: SessionBackend) async throws -> [String] {
         try await root.withScope({ $0.transactionMode = .readOnly }) { try await backend.session().names() }

@@ -9,7 +9,7 @@ import ScopedTestSupport
 import Testing
 
 /// What a session does when the code using it, or the server under it, misbehaves.
-@Suite(postgresAvailable)
+@Suite(postgresAvailable, .loadExclusion)
 struct PostgresSessionFaultTests {
     /// A root on the fixture's database with short deadlines.
     private func withRoot<R: Sendable>(

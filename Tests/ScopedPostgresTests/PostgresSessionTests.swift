@@ -10,7 +10,7 @@ struct Failure: Error {}
 
 /// Request scopes on a real PostgreSQL server: one transaction each, committed or rolled back
 /// with the scope, the connection always returned.
-@Suite(postgresAvailable)
+@Suite(postgresAvailable, .loadExclusion)
 struct PostgresSessionTests {
     @Test func aScopeCommitsWhenItEndsWellAndRollsBackWhenItThrowsOrIsCancelled() async throws {
         let fixture = try PostgresFixture()

@@ -36,6 +36,7 @@ private func openDatabase(
 }
 
 /// What a session does when the code using it, or the disk under it, misbehaves.
+@Suite(.loadExclusion)
 struct SQLiteSessionFaultTests {
     @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
         let folder = try TemporaryFolder()

@@ -10,6 +10,7 @@ extension ScopedValues {
 
 /// A test that ends with work still running fails, naming the work, instead of passing it on
 /// to the next test.
+@Suite(.loadExclusion)
 struct LeftRunningWorkTests {
     @Test func workHandedOffAndStillRunningWhenTheTestEndsIsReportedWithWhereItWasHandedOff() async throws {
         let line = #line + 5

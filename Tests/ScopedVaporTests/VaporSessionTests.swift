@@ -8,7 +8,7 @@ import Testing
 import Vapor
 
 /// Request scopes behind Vapor, with a real session on SQLite and on PostgreSQL.
-@Suite(.serialized)
+@Suite(.serialized, .loadExclusion)
 struct VaporSessionTests {
     /// `POST /items/:name` inserts the name in the request's session and answers with what that
     /// session sees; `?fail=1` fails the request after the insert.
