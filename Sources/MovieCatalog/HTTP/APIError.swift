@@ -1,7 +1,7 @@
 import Foundation
 package import Hummingbird
 package import Logging
-import OpenAPIRuntime
+package import OpenAPIRuntime
 import Scoped
 import ScopedDatabase
 import ScopedPostgres
@@ -72,9 +72,7 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
             // The generated server could not decode the request into its operation's input.
             self = RequestInput.apiError(forUndecodable: error, body: nil)
         case let error as ServerError where (400..<500).contains(error.httpStatus.code):
-            // The generated server refused the request itself, such as an `Accept` that rules
-            // out the operation's JSON (406).
-            self.init(status: error.httpStatus, code: "http_\(error.httpStatus.code)", message: error.causeDescription)
+            self = .refused(by: error)
         case let error as ServerError:
             // A handler's own error, wrapped by the generated server.
             self.init(error.underlyingError, logger: logger)
@@ -123,6 +121,12 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 )
             }
         }
+    }
+
+    /// The generated server's own refusal of a request, with the status it chose and its
+    /// description of the cause.
+    package static func refused(by error: ServerError) -> APIError {
+        APIError(status: error.httpStatus, code: "http_\(error.httpStatus.code)", message: error.causeDescription)
     }
 
     /// The API error for a PostgreSQL error: 409 for a constraint the request broke, 503 for a

@@ -133,13 +133,7 @@ package enum RequestInput {
             }
             if values.contains(where: { Int($0.value ?? "") == nil }) { return invalidQuery(parameter) }
         }
-        guard let decoding = error.underlyingError as? DecodingError else {
-            return APIError(
-                status: error.httpStatus,
-                code: "http_\(error.httpStatus.code)",
-                message: error.causeDescription
-            )
-        }
+        guard let decoding = error.underlyingError as? DecodingError else { return .refused(by: error) }
         if case .dataCorrupted(let context) = decoding, context.codingPath.isEmpty,
             let field = body.flatMap(nonIntegerNumberField)
         {
