@@ -143,7 +143,13 @@ struct SharedSessionTests {
                 _ = try? await session.runSlowStatement()
                 order.record("statement ended")
             }
-            try await Task.sleep(for: .milliseconds(100))
+            // The statement holds the session's turn once the session has leased its
+            // connection (a fixed sleep was not enough when the full suite loaded the machine:
+            // the scope then closed before the statement began, which refuses it, as it must).
+            let leased = try await eventually(within: .seconds(20)) {
+                try await root.withScope { try await backend.leased() } == 1
+            }
+            try #require(leased, "the statement never leased a connection")
             try? await scope.close(.success)
             order.record("finished")
             await statement.value
