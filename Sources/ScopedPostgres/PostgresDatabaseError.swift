@@ -38,11 +38,12 @@ public struct PostgresDatabaseError: Error, Sendable, CustomStringConvertible {
         "PostgreSQL \(kind.rawValue)\(sqlState.map { " (\($0))" } ?? ""): \(message)"
     }
 
-    /// The session's connection was closed by the server before a statement was sent.
+    /// The session's connection was closed before a statement was sent: by the server, or by
+    /// the session itself when an earlier statement passed its deadline.
     static let connectionClosed = PostgresDatabaseError(
         kind: .connectionLost,
         sqlState: nil,
-        message: "the server closed the session's connection",
+        message: "the session's connection is closed (by the server, or after a statement passed its deadline)",
         constraint: nil
     )
 
