@@ -8,7 +8,9 @@ import Synchronization
 /// `@unchecked Sendable`: it is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be used by
 /// two tasks at once. Its `AsyncPool` (ScopedDatabase) makes that true: a connection is leased to one holder
 /// at a time (a session, which serializes its own statements, or a `read`/`write` call) and
-/// taken back before it is leased again; nothing outside this module can hold one.
+/// taken back before it is leased again; nothing outside this module can hold one. The
+/// connection checks it too: a statement, script or close that begins while another runs stops
+/// the process with a message naming the file, where SQLite would corrupt memory.
 final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
@@ -56,24 +58,40 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Whether ``interrupt()`` was called: the connection must be closed, not returned.
     var wasInterrupted: Bool { interruption.withLock { $0.wasInterrupted } }
 
+    /// Set while a statement, a script or the close runs on the handle.
+    private let inUse = Atomic<Bool>(false)
+
+    /// Runs `body`, which uses the handle, and stops the process if another use is under way:
+    /// the pool's promise of one holder at a time, checked rather than trusted.
+    private func exclusively<R>(_ body: () throws -> R) rethrows -> R {
+        let claimed = inUse.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        precondition(claimed, "SQLiteConnection on \(path) used by two tasks at once; it has one holder at a time")
+        defer { inUse.store(false, ordering: .releasing) }
+        return try body()
+    }
+
     /// Finalizes the cached statements and closes the connection.
     func close() {
-        guard !isClosed else { return }
-        isClosed = true
-        interruption.withLock { $0.isClosed = true }
-        for statement in statements.values { sqlite3_finalize(statement) }
-        statements = [:]
-        sqlite3_close_v2(handle)
+        exclusively {
+            guard !isClosed else { return }
+            isClosed = true
+            interruption.withLock { $0.isClosed = true }
+            for statement in statements.values { sqlite3_finalize(statement) }
+            statements = [:]
+            sqlite3_close_v2(handle)
+        }
     }
 
     /// Runs `sql`, which may hold several statements and no bound values (schema, pragmas).
     func executeScript(_ sql: String) throws {
-        var message: UnsafeMutablePointer<CChar>?
-        let result = sqlite3_exec(handle, sql, nil, nil, &message)
-        if result != SQLITE_OK {
-            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
-            sqlite3_free(message)
-            throw SQLiteError(code: .init(resultCode: result), resultCode: result, message: text, sql: sql)
+        try exclusively {
+            var message: UnsafeMutablePointer<CChar>?
+            let result = sqlite3_exec(handle, sql, nil, nil, &message)
+            if result != SQLITE_OK {
+                let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
+                sqlite3_free(message)
+                throw SQLiteError(code: .init(resultCode: result), resultCode: result, message: text, sql: sql)
+            }
         }
     }
 
@@ -107,14 +125,16 @@ final class SQLiteConnection: @unchecked Sendable {
     func execute(_ sql: SQL) throws -> Int {
         try withStatement(sql) { statement in
             while try step(statement, sql: sql) {}
+            return Int(sqlite3_changes(handle))
         }
-        return Int(sqlite3_changes(handle))
     }
 
     /// Runs an `INSERT`; returns the new row's ID.
     func insert(_ sql: SQL) throws -> Int64 {
-        try execute(sql)
-        return lastInsertRowID
+        try withStatement(sql) { statement in
+            while try step(statement, sql: sql) {}
+            return sqlite3_last_insert_rowid(handle)
+        }
     }
 
     /// Runs a query and returns every row.
@@ -143,26 +163,22 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
-    /// The row ID of the most recent successful insert on this connection.
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
     /// Whether a transaction is open on this connection.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
-    /// The number of statements this connection has prepared and cached.
-    var cachedStatementCount: Int { statements.count }
-
     private func withStatement<R>(_ sql: SQL, _ body: (OpaquePointer) throws -> R) throws -> R {
-        let statement = try prepared(sql.text)
-        defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+        try exclusively {
+            let statement = try prepared(sql.text)
+            defer {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            }
+            for (index, value) in sql.bindings.enumerated() {
+                let result = bind(value, to: statement, at: Int32(index + 1))
+                if result != SQLITE_OK { throw SQLiteError(resultCode: result, connection: handle, sql: sql.text) }
+            }
+            return try body(statement)
         }
-        for (index, value) in sql.bindings.enumerated() {
-            let result = bind(value, to: statement, at: Int32(index + 1))
-            if result != SQLITE_OK { throw SQLiteError(resultCode: result, connection: handle, sql: sql.text) }
-        }
-        return try body(statement)
     }
 
     private func prepared(_ text: String) throws -> OpaquePointer {
