@@ -27,13 +27,15 @@ enum ScopeBoundBody {
         let collected = Collected()
         try await body.write(Collector(collected: collected))
         try await scope.close(.success)
-        return collected.buffer.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
+        return collected.buffer.withLock { $0 }.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
     }
 
     /// The bytes a short body wrote.
-    private final class Collected: @unchecked Sendable {
-        // Written by the one task that produces the body, read after it returned.
-        var buffer: ByteBuffer?
+    ///
+    /// Only the task producing the body writes them; the lock (uncontended, once per buffer)
+    /// lets the compiler check that instead of a comment.
+    private final class Collected: Sendable {
+        let buffer = Mutex<ByteBuffer?>(nil)
     }
 
     /// Writes a short body into memory.
@@ -41,11 +43,13 @@ enum ScopeBoundBody {
         let collected: Collected
 
         mutating func write(_ buffer: ByteBuffer) async throws {
-            if collected.buffer == nil {
-                collected.buffer = buffer
-            } else {
+            collected.buffer.withLock { collected in
                 var buffer = buffer
-                collected.buffer!.writeBuffer(&buffer)
+                if collected == nil {
+                    collected = buffer
+                } else {
+                    collected?.writeBuffer(&buffer)
+                }
             }
         }
 
