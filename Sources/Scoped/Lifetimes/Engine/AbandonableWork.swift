@@ -5,7 +5,8 @@ import Synchronization
 /// driver may never answer.
 package enum AbandonableWork {
     /// Runs `operation` in a task of its own and returns when it ends; or, once it has run for
-    /// `timeout`, cancels it and throws `timeoutError()` without waiting for it to notice.
+    /// `timeout` (enforced at most ``DeadlineWatchdog/tick`` late), cancels it and throws
+    /// `timeoutError()` without waiting for it to notice.
     ///
     /// Work that ignores cancellation cannot hold its caller (a scope, a shutdown) past its
     /// timeout. Cancelling the calling task cancels the operation. The operation's task
@@ -30,11 +31,12 @@ package enum AbandonableWork {
                     }
                 }
                 race.setWork(work)
-                let timer = Task {
-                    try await Task.sleep(for: timeout)
+                // The watchdog's thread, not a timer task: a request's bounded close creates one
+                // task, not two, and wakes nothing when the work ends in time.
+                let deadline = DeadlineWatchdog.shared.register(after: timeout) {
                     if race.finish(.failure(timeoutError())) { work.cancel() }
                 }
-                race.onFinish { timer.cancel() }
+                race.onFinish { DeadlineWatchdog.shared.cancel(deadline) }
             }
         } onCancel: {
             race.cancelWork()

@@ -1,11 +1,13 @@
 import Foundation
 
-/// Ends database work that runs past its deadline.
+/// Ends work that runs past its deadline: a database statement, a service's close.
 ///
-/// A statement registers its deadline and how to end it (interrupt it, close its connection);
-/// one thread of its own, asleep while nothing is registered, wakes every ``tick`` and ends what
-/// expired. A thread rather than a task: a deadline must fire even when every thread of Swift's
-/// cooperative pool is blocked in a statement, which is when it matters most.
+/// Work registers its deadline and how to end it (interrupt a statement, close a connection,
+/// stop waiting for a close); one thread of its own, asleep while nothing is registered, wakes
+/// every ``tick`` and ends what expired. A thread rather than a task: a deadline must fire even
+/// when every thread of Swift's cooperative pool is blocked in a statement, which is when it
+/// matters most; and registering one creates no task, so a bounded close costs a request no
+/// timer task.
 package final class DeadlineWatchdog: @unchecked Sendable {
     // `@unchecked Sendable`: `entries` and `nextID` are touched only with `condition` locked.
     private struct Entry {
@@ -30,31 +32,24 @@ package final class DeadlineWatchdog: @unchecked Sendable {
         thread.start()
     }
 
-    /// Runs `body`, calling `expire` if it is still running after `timeout`.
+    /// Calls `expire` on the watchdog's thread once `timeout` has passed, unless the returned
+    /// deadline is cancelled first.
     ///
-    /// `expire` must make `body` return soon (interrupt the statement, close the connection);
-    /// it runs on the watchdog's thread, at most once.
-    ///
-    /// - Throws: ``DatabaseTimeoutError`` for `operation` on `entry` when `body` threw after
-    ///   its deadline expired; otherwise what `body` throws.
-    package func run<R>(
-        within timeout: Duration,
-        operation: DatabaseTimeoutError.Operation,
-        entry: String,
-        expire: @escaping @Sendable () -> Void,
-        _ body: () async throws -> R
-    ) async throws -> R {
-        let id = register(Entry(deadline: .now + timeout, expire: expire))
-        do {
-            let result = try await body()
-            _ = unregister(id)
-            return result
-        } catch {
-            guard unregister(id) else {
-                throw DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
-            }
-            throw error
-        }
+    /// `expire` must end the work soon; it runs at most once, at most ``tick`` late.
+    package func register(after timeout: Duration, expire: @escaping @Sendable () -> Void) -> Deadline {
+        Deadline(id: register(Entry(deadline: .now + timeout, expire: expire)))
+    }
+
+    /// Cancels `deadline`; returns `false` when it had expired already (its `expire` has run or
+    /// is running).
+    @discardableResult
+    package func cancel(_ deadline: Deadline) -> Bool {
+        unregister(deadline.id)
+    }
+
+    /// A registered deadline.
+    package struct Deadline: Sendable {
+        fileprivate let id: UInt64
     }
 
     private func register(_ entry: Entry) -> UInt64 {
