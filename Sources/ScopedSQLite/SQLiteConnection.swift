@@ -38,9 +38,8 @@ final class SQLiteConnection: @unchecked Sendable {
         close()
     }
 
-    private var isClosed = false
-    /// Whether ``interrupt()`` was called; the only state another task touches, under its lock,
-    /// which ``close()`` takes too, so an interrupt never reaches a closed handle.
+    /// Whether ``interrupt()`` was called, and whether ``close()`` was: the only state another
+    /// task touches, under its lock, so an interrupt never reaches a closed handle.
     private let interruption = Mutex((isClosed: false, wasInterrupted: false))
 
     /// Interrupts the statement running on the connection, from any task.
@@ -73,9 +72,11 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Finalizes the cached statements and closes the connection.
     func close() {
         exclusively {
-            guard !isClosed else { return }
-            isClosed = true
-            interruption.withLock { $0.isClosed = true }
+            let wasClosed = interruption.withLock { state in
+                defer { state.isClosed = true }
+                return state.isClosed
+            }
+            guard !wasClosed else { return }
             for statement in statements.values { sqlite3_finalize(statement) }
             statements = [:]
             sqlite3_close_v2(handle)
@@ -123,17 +124,20 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Runs a statement that returns no rows; returns the number of rows it changed.
     @discardableResult
     func execute(_ sql: SQL) throws -> Int {
-        try withStatement(sql) { statement in
-            while try step(statement, sql: sql) {}
-            return Int(sqlite3_changes(handle))
-        }
+        try runToEnd(sql) { Int(sqlite3_changes(handle)) }
     }
 
     /// Runs an `INSERT`; returns the new row's ID.
     func insert(_ sql: SQL) throws -> Int64 {
+        try runToEnd(sql) { sqlite3_last_insert_rowid(handle) }
+    }
+
+    /// Steps `sql` until it is done, then reads `result` from the connection before another
+    /// statement can change it.
+    private func runToEnd<R>(_ sql: SQL, then result: () -> R) throws -> R {
         try withStatement(sql) { statement in
             while try step(statement, sql: sql) {}
-            return sqlite3_last_insert_rowid(handle)
+            return result()
         }
     }
 
