@@ -1,3 +1,4 @@
+import Scoped
 import Synchronization
 
 /// A set of resources handed out one task at a time: the database targets' connection pools,
@@ -8,6 +9,8 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Resource, any Error>
+        /// When it stops waiting, if it waits for at most a timeout.
+        var deadline: DeadlineWatchdog.Deadline?
     }
 
     private struct State {
@@ -35,36 +38,20 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// Takes a free resource, suspending until one is returned if none is free, for at most
     /// `timeout`.
     ///
+    /// A waiting task is a continuation in the pool's queue and its deadline an entry on
+    /// ``DeadlineWatchdog``: waiting creates no task and no timer. Whoever takes the waiter out of
+    /// the queue (a release handing it a resource, its deadline, its task's cancellation, the
+    /// pool's close) resumes it, so it is resumed exactly once and a resource handed over as the
+    /// deadline expires is never lost.
+    ///
     /// - Throws: `timedOut()` when no resource came back within `timeout`; `CancellationError`
     ///   if the task is cancelled while waiting; the pool's closed error once it is closed.
     package func acquire(
         waitingAtMost timeout: Duration,
-        timedOut: @Sendable () -> any Error
+        timedOut: @escaping @Sendable () -> any Error
     ) async throws -> Resource {
         if let free = try takeFree() { return free }
-        return try await withThrowingTaskGroup(of: Resource?.self) { group in
-            group.addTask { try await self.acquire() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            // Every child is awaited, so a resource acquired as the timer fired is never lost.
-            var acquired: Resource?
-            var expired = false
-            var failure: (any Error)?
-            while let result = await group.nextResult() {
-                group.cancelAll()
-                switch result {
-                case .success(let resource?): acquired = resource
-                case .success(nil): expired = true
-                case .failure(let error) where failure == nil || failure is CancellationError: failure = error
-                case .failure: break
-                }
-            }
-            if let acquired { return acquired }
-            if expired { throw timedOut() }
-            throw failure ?? CancellationError()
-        }
+        return try await wait(timeout: timeout, timedOut: timedOut)
     }
 
     /// A free resource taken without waiting, or `nil` when none is free.
@@ -84,6 +71,15 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     package func acquire() async throws -> Resource {
         // Fast path: a free resource is taken without suspending the task.
         if let free = try takeFree() { return free }
+        return try await wait(timeout: nil, timedOut: nil)
+    }
+
+    /// Queues the calling task until a resource is handed to it, its deadline expires, it is
+    /// cancelled or the pool closes.
+    private func wait(
+        timeout: Duration?,
+        timedOut: (@Sendable () -> any Error)?
+    ) async throws -> Resource {
         let id = state.withLock { state in
             state.nextWaiterID += 1
             return state.nextWaiterID
@@ -100,15 +96,34 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                     state.waiters.append(Waiter(id: id, continuation: continuation))
                     return nil
                 }
-                if let result { continuation.resume(with: result) }
+                if let result { return continuation.resume(with: result) }
+                guard let timeout, let timedOut else { return }
+                // Registered outside the pool's lock; the waiter may already be gone (served,
+                // cancelled, closed), and then the deadline is cancelled again at once.
+                let deadline = DeadlineWatchdog.shared.register(after: timeout) { [self] in
+                    remove(id)?.continuation.resume(throwing: timedOut())
+                }
+                let stillWaiting = state.withLock { state in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
+                    state.waiters[index].deadline = deadline
+                    return true
+                }
+                if !stillWaiting { DeadlineWatchdog.shared.cancel(deadline) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> Waiter? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
+            remove(id)?.continuation.resume(throwing: CancellationError())
         }
+    }
+
+    /// Takes the waiter `id` out of the queue and cancels its deadline; `nil` when something
+    /// else took it out first (and so resumes it).
+    private func remove(_ id: UInt64) -> Waiter? {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        if let deadline = waiter?.deadline { DeadlineWatchdog.shared.cancel(deadline) }
+        return waiter
     }
 
     /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
@@ -121,7 +136,10 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
             defer { state.drainWaiters = [] }
             return (nil, state.drainWaiters)
         }
-        waiter?.continuation.resume(returning: resource)
+        if let waiter {
+            if let deadline = waiter.deadline { DeadlineWatchdog.shared.cancel(deadline) }
+            waiter.continuation.resume(returning: resource)
+        }
         for continuation in drained { continuation.resume() }
     }
 
@@ -136,7 +154,10 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.continuation.resume(throwing: closedError()) }
+        for waiter in waiters {
+            if let deadline = waiter.deadline { DeadlineWatchdog.shared.cancel(deadline) }
+            waiter.continuation.resume(throwing: closedError())
+        }
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if state.leased == 0 { return true }

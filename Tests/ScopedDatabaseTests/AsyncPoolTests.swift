@@ -1,0 +1,121 @@
+import Scoped
+import ScopedDatabase
+import Synchronization
+import Testing
+
+private struct Closed: Error {}
+private struct TimedOut: Error {}
+
+/// Counts shared by the tasks of a test.
+private final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// The pool behind every connection lease and session turn: waiting is a continuation and a
+/// watchdog deadline, and whoever takes a waiter out of the queue resumes it.
+struct AsyncPoolTests {
+    private func pool(_ count: Int) -> AsyncPool<Int> {
+        AsyncPool(Array(0..<count)) { Closed() }
+    }
+
+    @Test func aWaiterThatTimesOutLeavesTheQueueAndTheNextReleaseKeepsTheResource() async throws {
+        let pool = pool(1)
+        let held = try await pool.acquire()
+        let clock = ContinuousClock()
+        let started = clock.now
+        await #expect(throws: TimedOut.self) {
+            _ = try await pool.acquire(waitingAtMost: .milliseconds(100)) { TimedOut() }
+        }
+        #expect(clock.now - started >= .milliseconds(100))
+        pool.release(held)
+        // Had the timed-out waiter stayed queued, the resource would have gone to it.
+        #expect(pool.availableCount == 1)
+    }
+
+    /// A release racing a waiter's deadline loses no resource.
+    ///
+    /// Hundreds of times at offsets around the deadline, each waiter either gets the resource (and
+    /// returns it) or times out, and the pool ends with its one resource. A waiter resumed by its deadline but left in the queue takes the next release
+    /// into a continuation nothing awaits: the pool then shrinks, and its close waits for ever.
+    @Test func aReleaseRacingTheDeadlineLosesNoResource() async throws {
+        let pool = pool(1)
+        let (acquired, timedOut) = (Counter(), Counter())
+        for round in 0..<300 {
+            let held = try await pool.acquire()
+            let offset = Duration.milliseconds(round % 60)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        let resource = try await pool.acquire(waitingAtMost: .milliseconds(30)) { TimedOut() }
+                        acquired.add()
+                        pool.release(resource)
+                    } catch is TimedOut {
+                        timedOut.add()
+                    }
+                }
+                group.addTask {
+                    try await Task.sleep(for: offset)
+                    pool.release(held)
+                }
+                try await group.waitForAll()
+            }
+            #expect(pool.availableCount == 1, "round \(round)")
+        }
+        #expect(acquired.value + timedOut.value == 300)
+        // Both ways of ending happened: the race was run, not one side of it.
+        #expect(acquired.value > 0 && timedOut.value > 0)
+        #expect(await pool.close() == [0])
+    }
+
+    @Test func aCancelledWaiterThrowsAndTheResourceGoesToTheNextOne() async throws {
+        let pool = pool(1)
+        let held = try await pool.acquire()
+        let cancelled = Task { try await pool.acquire(waitingAtMost: .seconds(60)) { TimedOut() } }
+        let next = Task { try await pool.acquire(waitingAtMost: .seconds(60)) { TimedOut() } }
+        try await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        pool.release(held)
+        #expect(try await next.value == held)
+        pool.release(held)
+        #expect(pool.availableCount == 1)
+    }
+
+    @Test func closingFailsEveryWaiterOnceAndTheirDeadlinesNeverFire() async throws {
+        let pool = pool(1)
+        let held = try await pool.acquire()
+        let waiters = (0..<8)
+            .map { _ in
+                Task { try await pool.acquire(waitingAtMost: .milliseconds(150)) { TimedOut() } }
+            }
+        try await Task.sleep(for: .milliseconds(50))
+        let closing = Task { await pool.close() }
+        for waiter in waiters {
+            await #expect(throws: Closed.self) { try await waiter.value }
+        }
+        // The deadlines pass with nothing left to resume (a second resume would trap).
+        try await Task.sleep(for: .milliseconds(200))
+        pool.release(held)
+        #expect(await closing.value == [held])
+    }
+
+    @Test func contendedWaitersEachGetATurn() async throws {
+        let pool = pool(2)
+        let served = Counter()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    let resource = try await pool.acquire(waitingAtMost: .seconds(30)) { TimedOut() }
+                    served.add()
+                    try await Task.sleep(for: .microseconds(200))
+                    pool.release(resource)
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(served.value == 200)
+        #expect(pool.availableCount == 2)
+    }
+}
