@@ -100,4 +100,8 @@ public enum PostgresSessionKey: ScopedServiceKey {
     public static func close(_ session: PostgresSession, outcome: ScopeOutcome) async throws {
         try await session.finish(outcome)
     }
+
+    /// `true`: finishing waits only for the statement in flight, the commit or rollback and the
+    /// connection's return, each under a deadline of its own, so the scope closes it inline.
+    public static var closeBoundsItself: Bool { true }
 }

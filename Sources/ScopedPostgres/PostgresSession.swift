@@ -212,7 +212,10 @@ public final class PostgresSession: Sendable {
                     let result: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
                     return try await result.get()
                 },
-                abandoningAfter: timeout + Self.abandonGrace
+                abandoningAfter: timeout + Self.abandonGrace,
+                // A commit or rollback runs to its end in a cancelled scope too (it closes
+                // inline, in the scope's task): only its deadline ends it.
+                followingCancellation: operation != .finish
             ) {
                 DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
             }

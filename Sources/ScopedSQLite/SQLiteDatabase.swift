@@ -209,7 +209,8 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Runs `body` with `connection`, interrupting it after
-    /// ``SQLiteConfiguration/statementTimeout``.
+    /// ``SQLiteConfiguration/statementTimeout``, or when the task is cancelled (except for the
+    /// `.finish` operation, which a cancelled scope still needs).
     ///
     /// On the writer, where statements wait for the write lock and commits for the disk's
     /// `fsync`, it runs on SQLite's own threads. On a reader, which syncs nothing, it runs where
@@ -240,8 +241,13 @@ public final class SQLiteDatabase: Sendable {
             entry: entry,
             expire: { connection.interrupt() }
         ) {
+            // The commit or rollback runs to its end whether the closing task was cancelled or
+            // not (a scope's close runs inline in it): only its deadline interrupts it.
+            if operation == .finish {
+                return connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
+            }
             // A cancelled request (its client went away) stops its statement too.
-            try await withTaskCancellationHandler {
+            return try await withTaskCancellationHandler {
                 connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
             } onCancel: {
                 connection.interrupt()

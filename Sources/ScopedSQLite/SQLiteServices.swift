@@ -98,6 +98,10 @@ public enum SQLiteSessionKey: ScopedServiceKey {
     public static func close(_ session: SQLiteSession, outcome: ScopeOutcome) async throws {
         try await session.finish(outcome)
     }
+
+    /// `true`: finishing waits only for the statement in flight and the commit or rollback,
+    /// each ended by the statement timeout, so the scope closes it inline.
+    public static var closeBoundsItself: Bool { true }
 }
 
 /// Where the deprecated `sqliteTransactionMode` is kept: unset unless a caller sets it.

@@ -164,6 +164,35 @@ struct SharedSessionTests {
         }
     }
 
+    /// The session closes inline, in the scope's own task: a task cancelled as its scope ends
+    /// still commits what succeeded and rolls back what failed, and gives its connection back.
+    @Test(arguments: SessionBackend.available)
+    func aCancelledTaskStillCommitsOrRollsBackItsScope(backend: SessionBackend) async throws {
+        try await backend.withRoot { root in
+            for (name, fails) in [("kept", false), ("rolled back", true)] {
+                let inserted = Atomic<Bool>(false)
+                let task = Task {
+                    try await root.withScope {
+                        _ = try await backend.session().insert(name)
+                        inserted.store(true, ordering: .releasing)
+                        // The scope ends once its task is cancelled: well, or with the error.
+                        while !Task.isCancelled { await Task.yield() }
+                        if fails { throw CancellationError() }
+                    }
+                }
+                while !inserted.load(ordering: .acquiring) { await Task.yield() }
+                task.cancel()
+                if fails {
+                    await #expect(throws: CancellationError.self) { try await task.value }
+                } else {
+                    try await task.value
+                }
+            }
+            #expect(try await committed(root, backend) == ["kept"])
+            #expect(try await root.withScope { try await backend.leased() } == 0)
+        }
+    }
+
     @Test(arguments: SessionBackend.available)
     func aMissingConfigurationNamesTheEntryAndHowToSetIt(backend: SessionBackend) async throws {
         let root = backend.unconfiguredRoot()

@@ -27,6 +27,18 @@ private enum RecordedKey: ScopedServiceKey {
     static func close(_ value: Recorder<String>, outcome: ScopeOutcome) async throws { value.record(name) }
 }
 
+/// A scope service whose close takes longer than the root's close timeout but bounds itself,
+/// and records whether it ran in the closing task (which a cancelled scope shows).
+private enum SelfBoundedKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static let closeBoundsItself = true
+    static func makeValue() async throws -> Recorder<String> { ScopedValues.current.closed! }
+    static func close(_ value: Recorder<String>, outcome: ScopeOutcome) async throws {
+        try? await Task.sleep(for: .milliseconds(300))
+        value.record(Task.isCancelled ? "closed in the cancelled task" : "closed")
+    }
+}
+
 extension ScopedValues {
     @Entry fileprivate var closed: Recorder<String>? = nil
 }
@@ -47,6 +59,30 @@ struct CloseTimeoutTests {
         // The other services still closed, and the scope is no longer open.
         #expect(closed.all == [RecordedKey.name])
         #expect(root.openScopeCount == 0)
+        await root.shutdown()
+    }
+
+    @Test func aCloseThatBoundsItselfRunsInlinePastTheRootsCloseTimeout() async throws {
+        let closed = Recorder<String>()
+        let failures = Recorder<String>()
+        let root = ScopeRoot(onCloseError: { failures.record("\($0)") }, closeTimeout: .milliseconds(50)) {
+            $0.closed = closed
+        }
+        // Not abandoned at 50 ms: the scope ends when the close has returned, with no error.
+        try await root.withScope { _ = try await ScopedValues.current[SelfBoundedKey.self] }
+        #expect(closed.all == ["closed"])
+        // Inline: in the scope's own task, whose cancellation it sees (an abandonable close
+        // runs in an unstructured task, which is not cancelled with it).
+        let cancelled = Task {
+            try await root.withScope {
+                _ = try await ScopedValues.current[SelfBoundedKey.self]
+                while !Task.isCancelled { await Task.yield() }
+            }
+        }
+        cancelled.cancel()
+        try await cancelled.value
+        #expect(closed.all == ["closed", "closed in the cancelled task"])
+        #expect(failures.all.isEmpty)
         await root.shutdown()
     }
 

@@ -48,6 +48,14 @@ public protocol ScopedServiceKey: Sendable {
     /// ``ScopeCloseTimeoutError``, so that a close that never returns cannot hold its scope or a
     /// shutdown; `nil` (the default) uses the root's `closeTimeout`.
     static var closeTimeout: Duration? { get }
+
+    /// Whether ``close(_:outcome:)`` bounds its own waiting: every wait in it ends at a deadline
+    /// of its own (a database session's commit, which its statement timeout interrupts).
+    ///
+    /// Such a close runs inline in the closing task, with no task or timer for the close timeout.
+    /// `false` (the default): the close runs under ``closeTimeout`` or the root's, abandoned when
+    /// it runs past it, which costs it a task of its own.
+    static var closeBoundsItself: Bool { get }
 }
 
 extension ScopedServiceKey {
@@ -63,4 +71,7 @@ extension ScopedServiceKey {
 
     /// `nil`: the root's close timeout applies.
     public static var closeTimeout: Duration? { nil }
+
+    /// `false`: a close timeout, where one applies, bounds the close.
+    public static var closeBoundsItself: Bool { false }
 }

@@ -1,5 +1,5 @@
-/// Closes a scope's built services, newest first, each bounded by its close timeout and
-/// reported to the root's instruments; knows nothing of the scope's state.
+/// Closes a scope's built services, newest first, each bounded by its close timeout (or by
+/// itself) and reported to the root's instruments; knows nothing of the scope's state.
 enum ServiceCloser {
     /// Closes the built services among `entries`, newest first, with their scope current.
     ///
@@ -17,7 +17,8 @@ enum ServiceCloser {
         while let (key, box, order) = Self.newest(in: entries, before: previous) {
             previous = order
             do {
-                if let timeout = key.closeTimeout ?? registry.closeTimeout {
+                // A close that bounds itself runs inline: no task, no timer.
+                if !key.closeBoundsItself, let timeout = key.closeTimeout ?? registry.closeTimeout {
                     let entry = key.name
                     // Bounded: a close that does not return is abandoned, and the scope ends.
                     try await AbandonableWork.run(
