@@ -7,7 +7,6 @@ import Synchronization
 /// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
 package final class AsyncPool<Resource: Sendable>: Sendable {
     private struct Waiter {
-        let id: UInt64
         let continuation: CheckedContinuation<Resource, any Error>
         /// When it stops waiting, if it waits for at most a timeout.
         var deadline: DeadlineWatchdog.Deadline?
@@ -15,11 +14,47 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
 
     private struct State {
         var available: [Resource]
-        var waiters: [Waiter] = []
+        /// The waiters by ID, each found in O(1) by whoever takes it out.
+        ///
+        /// A release, a deadline or a cancellation takes a waiter out; `order` keeps their IDs in
+        /// arrival order, and an ID whose waiter left early stays there and is skipped.
+        /// Thousands wait at once under load: a scan per waiter made that quadratic, and starved
+        /// the cooperative pool.
+        var waiters: [UInt64: Waiter] = [:]
+        var order: [UInt64] = []
+        var orderHead = 0
         var nextWaiterID: UInt64 = 0
         var leased = 0
         var isClosed = false
         var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+        mutating func enqueue(_ waiter: Waiter, id: UInt64) {
+            waiters[id] = waiter
+            order.append(id)
+            // IDs of waiters that left early are dropped once they outnumber the waiting.
+            if order.count - orderHead > 2 * waiters.count + 64 {
+                order = order[orderHead...].filter { waiters[$0] != nil }
+                orderHead = 0
+            }
+        }
+
+        /// The longest waiter, taken out of the queue.
+        mutating func dequeueOldest() -> Waiter? {
+            while orderHead < order.count {
+                let id = order[orderHead]
+                orderHead += 1
+                if let waiter = waiters.removeValue(forKey: id) {
+                    if orderHead >= 1024 && orderHead * 2 >= order.count {
+                        order.removeFirst(orderHead)
+                        orderHead = 0
+                    }
+                    return waiter
+                }
+            }
+            order.removeAll(keepingCapacity: true)
+            orderHead = 0
+            return nil
+        }
     }
 
     private let state: Mutex<State>
@@ -93,7 +128,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                         state.leased += 1
                         return .success(resource)
                     }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    state.enqueue(Waiter(continuation: continuation), id: id)
                     return nil
                 }
                 if let result { return continuation.resume(with: result) }
@@ -104,8 +139,8 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                     remove(id)?.continuation.resume(throwing: timedOut())
                 }
                 let stillWaiting = state.withLock { state in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return false }
-                    state.waiters[index].deadline = deadline
+                    guard state.waiters[id] != nil else { return false }
+                    state.waiters[id]?.deadline = deadline
                     return true
                 }
                 if !stillWaiting { DeadlineWatchdog.shared.cancel(deadline) }
@@ -118,10 +153,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// Takes the waiter `id` out of the queue and cancels its deadline; `nil` when something
     /// else took it out first (and so resumes it).
     private func remove(_ id: UInt64) -> Waiter? {
-        let waiter = state.withLock { state -> Waiter? in
-            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
-        }
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
         if let deadline = waiter?.deadline { DeadlineWatchdog.shared.cancel(deadline) }
         return waiter
     }
@@ -129,7 +161,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
     package func release(_ resource: Resource) {
         let (waiter, drained) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
-            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), []) }
+            if let waiter = state.dequeueOldest() { return (waiter, []) }
             state.leased -= 1
             state.available.append(resource)
             guard state.leased == 0 else { return (nil, []) }
@@ -151,8 +183,9 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     package func close() async -> [Resource] {
         let waiters = state.withLock { state -> [Waiter] in
             state.isClosed = true
-            defer { state.waiters = [] }
-            return state.waiters
+            var waiters: [Waiter] = []
+            while let waiter = state.dequeueOldest() { waiters.append(waiter) }
+            return waiters
         }
         for waiter in waiters {
             if let deadline = waiter.deadline { DeadlineWatchdog.shared.cancel(deadline) }

@@ -191,14 +191,17 @@ public final class PostgresSession: Sendable {
         }
     }
 
-    /// Runs `query` on `connection` in a task of its own and returns its result, waiting for it
-    /// until the statement timeout: then `connection` is closed, failing what the statement
-    /// waits for; and if it still has not returned a second later, it is abandoned, and this
-    /// throws `DatabaseTimeoutError`.
+    /// Runs `query` on `connection` and returns its result, waiting for it until the statement
+    /// timeout: then `connection` is closed, failing what the statement waits for; and if it
+    /// still has not completed a second later, it is abandoned, and this throws
+    /// `DatabaseTimeoutError`.
     ///
     /// postgres-nio may never complete a statement written to a connection that is closing
     /// (the server restarted, say), and closing it again fails nothing: without this, the
-    /// request, its scope and its lease would wait for ever.
+    /// request, its scope and its lease would wait for ever. The wait is a continuation that the
+    /// statement's future or its deadline on the watchdog resumes, whichever comes first: no
+    /// task, no timer. A commit or rollback runs to its end in a cancelled scope too (a session
+    /// closes inline, in its scope's task); only its deadline ends it.
     private func run(
         _ query: PostgresQuery,
         _ operation: DatabaseTimeoutError.Operation,
@@ -206,17 +209,11 @@ public final class PostgresSession: Sendable {
     ) async throws -> PostgresQueryResult {
         let (timeout, entry, logger) = (statementTimeout, state.entry, logger)
         return try await withDeadline(operation, on: connection) {
-            try await AbandonableWork.run(
-                {
-                    // The future-returning `query`: its result carries the command tag's row count.
-                    let result: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
-                    return try await result.get()
-                },
-                abandoningAfter: timeout + Self.abandonGrace,
-                // A commit or rollback runs to its end in a cancelled scope too (it closes
-                // inline, in the scope's task): only its deadline ends it.
-                followingCancellation: operation != .finish
-            ) {
+            let result = HandOver<PostgresQueryResult>()
+            // The future-returning `query`: its result carries the command tag's row count.
+            let statement: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+            statement.whenComplete { result.deliver($0) }
+            return try await result.value(within: timeout + Self.abandonGrace) {
                 DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
             }
         }
@@ -308,7 +305,9 @@ public final class PostgresSession: Sendable {
         within timeout: Duration,
         entry: String
     ) async throws -> Lease {
-        let handOver = LeaseHandOver()
+        let handOver = HandOver<(PostgresConnection, CheckedContinuation<Void, Never>)>()
+        // Delivered when postgres-nio has taken the connection back.
+        let returned = HandOver<Void>()
         let leasing = Task {
             do {
                 try await client.withConnection { connection in
@@ -322,6 +321,7 @@ public final class PostgresSession: Sendable {
             } catch {
                 handOver.deliver(.failure(PostgresDatabaseError.classify(error)))
             }
+            returned.deliver(.success(()))
         }
         let (connection, release): (PostgresConnection, CheckedContinuation<Void, Never>) =
             try await DeadlineWatchdog.shared.run(
@@ -344,17 +344,15 @@ public final class PostgresSession: Sendable {
         // it back: a client that does not answer cannot hold the scope.
         let giveBack: @Sendable () async -> Void = {
             release.resume()
-            _ = try? await AbandonableWork.run({ await leasing.value }, abandoningAfter: .seconds(1)) {
-                CancellationError()
-            }
+            _ = try? await returned.value(within: .seconds(1)) { CancellationError() }
         }
         return Lease(connection: connection, giveBack: giveBack, isSavepoint: false)
     }
 
     /// Ends the session: commits on success, rolls back otherwise, and returns the connection.
     ///
-    /// The commit or rollback runs in a task of its own, so that a cancelled scope still
-    /// rolls back.
+    /// The commit or rollback is not cancelled with the scope's task (see `run`), so that a
+    /// cancelled scope still rolls back.
     ///
     /// - Parameter outcome: how the session's scope ended.
     /// - Throws: ``PostgresDatabaseError`` when the commit failed, or when a statement failed
@@ -365,7 +363,7 @@ public final class PostgresSession: Sendable {
         let (lease, isAborted) = await state.finish()
         guard let lease else { return }
         let connection = lease.connection
-        // In a task of its own (`run`), so that a cancelled scope still rolls back.
+        // `run` follows no cancellation, so that a cancelled scope still rolls back.
         let ended: Result<Void, any Error>
         if connection.isClosed {
             ended = .failure(PostgresDatabaseError.connectionClosed)
@@ -392,13 +390,14 @@ public final class PostgresSession: Sendable {
     }
 }
 
-/// Hands a leased connection from the task that holds the lease to the session that asked.
-private final class LeaseHandOver: Sendable {
-    typealias Leased = (PostgresConnection, CheckedContinuation<Void, Never>)
+/// A result delivered once, by whoever has it first (a statement's future, a lease's task, a
+/// deadline, a cancellation), and awaited by one task: what the session waits on instead of a
+/// task of its own.
+private final class HandOver<Value: Sendable>: Sendable {
     private enum State {
         case empty
-        case waiting(CheckedContinuation<Leased, any Error>)
-        case delivered(Result<Leased, any Error>)
+        case waiting(CheckedContinuation<Value, any Error>)
+        case delivered(Result<Value, any Error>)
         /// The waiter has its result.
         case taken
     }
@@ -408,8 +407,8 @@ private final class LeaseHandOver: Sendable {
     ///
     /// - Returns: whether `result` was delivered.
     @discardableResult
-    func deliver(_ result: Result<Leased, any Error>) -> Bool {
-        let (accepted, waiting) = state.withLock { state -> (Bool, CheckedContinuation<Leased, any Error>?) in
+    func deliver(_ result: Result<Value, any Error>) -> Bool {
+        let (accepted, waiting) = state.withLock { state -> (Bool, CheckedContinuation<Value, any Error>?) in
             switch state {
             case .empty:
                 state = .delivered(result)
@@ -425,9 +424,10 @@ private final class LeaseHandOver: Sendable {
         return accepted
     }
 
-    func value() async throws -> Leased {
+    /// The result, once delivered.
+    func value() async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            let delivered = state.withLock { state -> Result<Leased, any Error>? in
+            let delivered = state.withLock { state -> Result<Value, any Error>? in
                 guard case .delivered(let result) = state else {
                     state = .waiting(continuation)
                     return nil
@@ -437,6 +437,16 @@ private final class LeaseHandOver: Sendable {
             }
             if let delivered { continuation.resume(with: delivered) }
         }
+    }
+
+    /// The result, or `timeoutError()` when none was delivered within `timeout` (a deadline on
+    /// the watchdog, cancelled when the result comes first).
+    func value(within timeout: Duration, timeoutError: @escaping @Sendable () -> any Error) async throws -> Value {
+        let deadline = DeadlineWatchdog.shared.register(after: timeout) { [self] in
+            deliver(.failure(timeoutError()))
+        }
+        defer { DeadlineWatchdog.shared.cancel(deadline) }
+        return try await value()
     }
 }
 

@@ -9,9 +9,13 @@ package final class LiveLogLevel: Sendable {
 
     private let raw = Atomic<Int>(Logger.Level.info.rank)
 
+    /// Every level, by rank: made once, where `Logger.Level.allCases` makes an array at each read
+    /// (a malloc per log call, several per request).
+    private static let levels = Logger.Level.allCases
+
     /// The lowest level logged.
     package var level: Logger.Level {
-        get { Logger.Level.allCases[raw.load(ordering: .relaxed)] }
+        get { Self.levels[raw.load(ordering: .relaxed)] }
         set { raw.store(newValue.rank, ordering: .relaxed) }
     }
 
