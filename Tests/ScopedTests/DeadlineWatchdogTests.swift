@@ -1,0 +1,52 @@
+import Scoped
+import ScopedTestSupport
+import Testing
+
+/// The one structure every deadline of the library is an entry in.
+struct DeadlineWatchdogTests {
+    private let watchdog = DeadlineWatchdog.shared
+
+    @Test func aDeadlineExpiresOnceAndCannotBeCancelledAfter() async throws {
+        let expired = Recorder<String>()
+        let fired = Signal()
+        let deadline = watchdog.register(after: .milliseconds(50)) {
+            expired.record("expired")
+            fired.fire()
+        }
+        await fired.wait()
+        #expect(!watchdog.cancel(deadline))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(expired.all == ["expired"])
+    }
+
+    @Test func aCancelledDeadlineNeverExpires() async throws {
+        let expired = Recorder<String>()
+        let deadline = watchdog.register(after: .milliseconds(50)) { expired.record("expired") }
+        #expect(watchdog.cancel(deadline))
+        #expect(!watchdog.cancel(deadline))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(expired.all.isEmpty)
+    }
+
+    @Test func aTimeoutOfZeroOrLessExpiresAtTheNextTick() async {
+        let fired = Signal()
+        _ = watchdog.register(after: .seconds(-1)) { fired.fire() }
+        await fired.wait()
+        #expect(fired.hasFired)
+    }
+
+    /// Fifty thousand far deadlines, registered and then cancelled, do not hold back a near one:
+    /// a wake-up visits the ticks that passed, not every deadline.
+    @Test func aNearDeadlineExpiresInOrderAmongManyFarOnes() async throws {
+        let order = Recorder<String>()
+        let far = (0..<50_000).map { _ in watchdog.register(after: .seconds(600)) { order.record("far") } }
+        let fired = Signal()
+        _ = watchdog.register(after: .milliseconds(100)) {
+            order.record("near")
+            fired.fire()
+        }
+        await fired.wait()
+        #expect(far.allSatisfy { watchdog.cancel($0) })
+        #expect(order.all == ["near"])
+    }
+}
