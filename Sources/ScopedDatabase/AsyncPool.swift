@@ -175,6 +175,9 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
         for continuation in drained { continuation.resume() }
     }
 
+    /// How many tasks are waiting for a resource right now.
+    package var waitingCount: Int { state.withLock { $0.waiters.count } }
+
     /// How many resources are free right now.
     package var availableCount: Int { state.withLock { $0.available.count } }
 
