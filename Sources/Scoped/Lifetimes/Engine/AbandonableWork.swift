@@ -9,55 +9,37 @@ package enum AbandonableWork {
     /// `timeoutError()` without waiting for it to notice.
     ///
     /// Work that ignores cancellation cannot hold its caller (a scope, a shutdown) past its
-    /// timeout. Cancelling the calling task cancels the operation, unless
-    /// `followingCancellation` is `false` (a rollback that a cancelled scope still needs). The
-    /// operation's task inherits the caller's task-locals, so it runs in the caller's scope.
+    /// timeout. Cancelling the calling task cancels the operation. The operation's task
+    /// inherits the caller's task-locals, so it runs in the caller's scope.
     ///
     /// - Throws: what `operation` throws when it ends first; `timeoutError()` when the
     ///   timeout passes first.
     package static func run<R: Sendable>(
         _ operation: @escaping @Sendable () async throws -> R,
         abandoningAfter timeout: Duration,
-        followingCancellation: Bool = true,
         timeoutError: @escaping @Sendable () -> any Error
     ) async throws -> R {
         let race = Race<R>()
-        guard followingCancellation else {
-            return try await race.run(operation, abandoningAfter: timeout, timeoutError: timeoutError)
-        }
         return try await withTaskCancellationHandler {
-            try await race.run(operation, abandoningAfter: timeout, timeoutError: timeoutError)
+            try await withCheckedThrowingContinuation { continuation in
+                race.start(continuation)
+                let work = Task {
+                    do {
+                        race.finish(.success(try await operation()))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
+                }
+                race.setWork(work)
+                // The watchdog's thread, not a timer task: a request's bounded close creates one
+                // task, not two, and wakes nothing when the work ends in time.
+                let deadline = DeadlineWatchdog.shared.register(after: timeout) {
+                    if race.finish(.failure(timeoutError())) { work.cancel() }
+                }
+                race.onFinish { DeadlineWatchdog.shared.cancel(deadline) }
+            }
         } onCancel: {
             race.cancelWork()
-        }
-    }
-}
-
-extension Race {
-    /// Starts `operation` in a task of its own and its deadline on the watchdog, and returns
-    /// the first of the two to finish.
-    fileprivate func run(
-        _ operation: @escaping @Sendable () async throws -> R,
-        abandoningAfter timeout: Duration,
-        timeoutError: @escaping @Sendable () -> any Error
-    ) async throws -> R {
-        let race = self
-        return try await withCheckedThrowingContinuation { continuation in
-            race.start(continuation)
-            let work = Task {
-                do {
-                    race.finish(.success(try await operation()))
-                } catch {
-                    race.finish(.failure(error))
-                }
-            }
-            race.setWork(work)
-            // The watchdog's thread, not a timer task: a request's bounded close creates one
-            // task, not two, and wakes nothing when the work ends in time.
-            let deadline = DeadlineWatchdog.shared.register(after: timeout) {
-                if race.finish(.failure(timeoutError())) { work.cancel() }
-            }
-            race.onFinish { DeadlineWatchdog.shared.cancel(deadline) }
         }
     }
 }
