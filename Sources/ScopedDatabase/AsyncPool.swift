@@ -10,6 +10,13 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
         let continuation: CheckedContinuation<Resource, any Error>
         /// When it stops waiting, if it waits for at most a timeout.
         var deadline: DeadlineWatchdog.Deadline?
+
+        /// Ends the wait: cancels its deadline and resumes the task; called once, by whoever
+        /// took the waiter out of the queue.
+        func resume(with result: Result<Resource, any Error>) {
+            if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
+            continuation.resume(with: result)
+        }
     }
 
     private struct State {
@@ -136,7 +143,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                 // Registered outside the pool's lock; the waiter may already be gone (served,
                 // cancelled, closed), and then the deadline is cancelled again at once.
                 let deadline = DeadlineWatchdog.shared.register(after: timeout) { [self] in
-                    remove(id)?.continuation.resume(throwing: timedOut())
+                    remove(id)?.resume(with: .failure(timedOut()))
                 }
                 let stillWaiting = state.withLock { state in
                     guard state.waiters[id] != nil else { return false }
@@ -146,16 +153,14 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                 if !stillWaiting { DeadlineWatchdog.shared.cancel(deadline) }
             }
         } onCancel: {
-            remove(id)?.continuation.resume(throwing: CancellationError())
+            remove(id)?.resume(with: .failure(CancellationError()))
         }
     }
 
-    /// Takes the waiter `id` out of the queue and cancels its deadline; `nil` when something
-    /// else took it out first (and so resumes it).
+    /// Takes the waiter `id` out of the queue; `nil` when something else took it out first
+    /// (and so resumes it).
     private func remove(_ id: UInt64) -> Waiter? {
-        let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-        if let deadline = waiter?.deadline { DeadlineWatchdog.shared.cancel(deadline) }
-        return waiter
+        state.withLock { $0.waiters.removeValue(forKey: id) }
     }
 
     /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
@@ -168,10 +173,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
             defer { state.drainWaiters = [] }
             return (nil, state.drainWaiters)
         }
-        if let waiter {
-            if let deadline = waiter.deadline { DeadlineWatchdog.shared.cancel(deadline) }
-            waiter.continuation.resume(returning: resource)
-        }
+        waiter?.resume(with: .success(resource))
         for continuation in drained { continuation.resume() }
     }
 
@@ -190,10 +192,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
             while let waiter = state.dequeueOldest() { waiters.append(waiter) }
             return waiters
         }
-        for waiter in waiters {
-            if let deadline = waiter.deadline { DeadlineWatchdog.shared.cancel(deadline) }
-            waiter.continuation.resume(throwing: closedError())
-        }
+        for waiter in waiters { waiter.resume(with: .failure(closedError())) }
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if state.leased == 0 { return true }

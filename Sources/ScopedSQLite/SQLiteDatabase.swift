@@ -224,16 +224,23 @@ public final class SQLiteDatabase: Sendable {
         entry: String,
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
+        // A cancelled request (its client went away) stops its statement too. The commit or
+        // rollback runs to its end whether the closing task was cancelled or not (a scope's close
+        // runs inline in it): only its deadline interrupts it.
+        let followsCancellation = operation != .finish
         // Interrupted before it started: `sqlite3_interrupt` reaches only a running statement.
         // Or interrupted by an earlier statement's deadline that fired as that statement
         // returned: the transaction is lost all the same, and the session ran out of time.
         let timeout = configuration.statementTimeout
         func unlessInterrupted() throws -> R {
             if connection.wasInterrupted {
-                if Task.isCancelled { throw CancellationError() }
+                if followsCancellation && Task.isCancelled { throw CancellationError() }
                 throw DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
             }
             return try body(connection)
+        }
+        func onItsThread() async throws -> R {
+            connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
         }
         return try await DeadlineWatchdog.shared.run(
             within: configuration.statementTimeout,
@@ -241,14 +248,9 @@ public final class SQLiteDatabase: Sendable {
             entry: entry,
             expire: { connection.interrupt() }
         ) {
-            // The commit or rollback runs to its end whether the closing task was cancelled or
-            // not (a scope's close runs inline in it): only its deadline interrupts it.
-            if operation == .finish {
-                return connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
-            }
-            // A cancelled request (its client went away) stops its statement too.
+            guard followsCancellation else { return try await onItsThread() }
             return try await withTaskCancellationHandler {
-                connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
+                try await onItsThread()
             } onCancel: {
                 connection.interrupt()
             }

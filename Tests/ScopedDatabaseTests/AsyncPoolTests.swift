@@ -1,17 +1,10 @@
 import Scoped
 import ScopedDatabase
-import Synchronization
+import ScopedTestSupport
 import Testing
 
 private struct Closed: Error {}
 private struct TimedOut: Error {}
-
-/// Counts shared by the tasks of a test.
-private final class Counter: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
-}
 
 /// The pool behind every connection lease and session turn: waiting is a continuation and a
 /// watchdog deadline, and whoever takes a waiter out of the queue resumes it.
@@ -41,7 +34,7 @@ struct AsyncPoolTests {
     /// into a continuation nothing awaits: the pool then shrinks, and its close waits for ever.
     @Test func aReleaseRacingTheDeadlineLosesNoResource() async throws {
         let pool = pool(1)
-        let (acquired, timedOut) = (Counter(), Counter())
+        let (acquired, timedOut) = (Recorder<Int>(), Recorder<Int>())
         for round in 0..<300 {
             let held = try await pool.acquire()
             let offset = Duration.milliseconds(round % 60)
@@ -49,10 +42,10 @@ struct AsyncPoolTests {
                 group.addTask {
                     do {
                         let resource = try await pool.acquire(waitingAtMost: .milliseconds(30)) { TimedOut() }
-                        acquired.add()
+                        acquired.record(round)
                         pool.release(resource)
                     } catch is TimedOut {
-                        timedOut.add()
+                        timedOut.record(round)
                     }
                 }
                 group.addTask {
@@ -63,9 +56,9 @@ struct AsyncPoolTests {
             }
             #expect(pool.availableCount == 1, "round \(round)")
         }
-        #expect(acquired.value + timedOut.value == 300)
+        #expect(acquired.all.count + timedOut.all.count == 300)
         // Both ways of ending happened: the race was run, not one side of it.
-        #expect(acquired.value > 0 && timedOut.value > 0)
+        #expect(acquired.all.count > 0 && timedOut.all.count > 0)
         #expect(await pool.close() == [0])
     }
 
@@ -120,14 +113,14 @@ struct AsyncPoolTests {
     private func timeToServe(_ count: Int) async throws -> Duration {
         let pool = pool(1)
         let held = try await pool.acquire()
-        let served = Counter()
+        let served = Recorder<Int>()
         let clock = ContinuousClock()
         let started = clock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<count {
                 group.addTask {
                     let resource = try await pool.acquire(waitingAtMost: .seconds(600)) { TimedOut() }
-                    served.add()
+                    served.record(0)
                     pool.release(resource)
                 }
             }
@@ -136,26 +129,26 @@ struct AsyncPoolTests {
             pool.release(held)
             try await group.waitForAll()
         }
-        #expect(served.value == count)
+        #expect(served.all.count == count)
         #expect(pool.availableCount == 1)
         return clock.now - started
     }
 
     @Test func contendedWaitersEachGetATurn() async throws {
         let pool = pool(2)
-        let served = Counter()
+        let served = Recorder<Int>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<200 {
                 group.addTask {
                     let resource = try await pool.acquire(waitingAtMost: .seconds(30)) { TimedOut() }
-                    served.add()
+                    served.record(0)
                     try await Task.sleep(for: .microseconds(200))
                     pool.release(resource)
                 }
             }
             try await group.waitForAll()
         }
-        #expect(served.value == 200)
+        #expect(served.all.count == 200)
         #expect(pool.availableCount == 2)
     }
 }
