@@ -4,7 +4,7 @@ extension DeadlineWatchdog {
     /// Runs `body`, calling `expire` if it is still running after `timeout`.
     ///
     /// `expire` must make `body` return soon (interrupt the statement, close the connection);
-    /// it runs on the watchdog's thread, at most once.
+    /// it runs on the watchdog's queue, at most once.
     ///
     /// - Throws: ``DatabaseTimeoutError`` for `operation` on `entry` when `body` threw after
     ///   its deadline expired; otherwise what `body` throws.

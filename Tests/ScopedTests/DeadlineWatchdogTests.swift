@@ -1,3 +1,4 @@
+import Dispatch
 import Scoped
 import ScopedTestSupport
 import Testing
@@ -33,6 +34,26 @@ struct DeadlineWatchdogTests {
         _ = watchdog.register(after: .seconds(-1)) { fired.fire() }
         await fired.wait()
         #expect(fired.hasFired)
+    }
+
+    /// A deadline fires while every thread of Swift's cooperative pool is blocked.
+    ///
+    /// The case deadlines exist for: the threads blocked (in a statement, say) until the deadline
+    /// ends the wait. Each blocked task gives up after 10 s,
+    /// so a watchdog that needs a cooperative thread fails the test instead of hanging it.
+    @Test func aDeadlineFiresWhileEveryCooperativeThreadIsBlocked() async {
+        let blocked = 8  // more than this machine's cooperative threads
+        let release = DispatchSemaphore(value: 0)
+        _ = watchdog.register(after: .milliseconds(100)) {
+            for _ in 0..<blocked { release.signal() }
+        }
+        let released = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<blocked {
+                group.addTask { release.wait(timeout: .now() + .seconds(10)) == .success }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(released == blocked)
     }
 
     /// Fifty thousand far deadlines, registered and then cancelled, do not hold back a near one:

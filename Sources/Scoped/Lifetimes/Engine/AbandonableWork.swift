@@ -31,7 +31,7 @@ package enum AbandonableWork {
                     }
                 }
                 race.setWork(work)
-                // The watchdog's thread, not a timer task: a request's bounded close creates one
+                // The watchdog's timer, not a timer task: a request's bounded close creates one
                 // task, not two, and wakes nothing when the work ends in time.
                 let deadline = DeadlineWatchdog.shared.register(after: timeout) {
                     if race.finish(.failure(timeoutError())) { work.cancel() }
