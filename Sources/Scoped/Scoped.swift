@@ -15,17 +15,23 @@
 ///
 /// ```swift
 /// struct MovieDetails {
-///     @Scoped(\.movieRepository) var movies          // an entry
-///     @Scoped(\.theme.cornerRadius) var radius       // a key path into an entry
-///     @Scoped(Library.self) var library              // a required object
-///     @Scoped(Library.self) var maybeLibrary: Library?  // an optional object
+///     @Scoped(\.movieRepository) var movies   // an entry
+///     @Scoped(\.theme.cornerRadius) var radius  // a key path into an entry
+///     @Scoped(Library.self) var library       // an object: `Library?`, nil when no scope set one
+///
+///     func branch() throws -> Library {
+///         try ScopedValues.current.require(Library.self)  // an object that must be there
+///     }
 /// }
 /// ```
 ///
-/// > Important: Reading a required object that no scope set stops the process with a message
-/// > naming the type, as SwiftUI does. Use the optional form, or
-/// > ``ScopedValues/require(_:)``, where a missing object must not trap; validate the
-/// > application root at start-up to catch it before serving.
+/// > Important: Unlike SwiftUI's `@Environment(Library.self)`, an object read through the
+/// > property wrapper is optional. SwiftUI stops the app when no view set the object, a bug
+/// > seen at once on screen; on a server the same read may sit on a rare branch of one
+/// > request, and stopping the process would fail every request in flight. Where the object
+/// > must be there, read it with ``ScopedValues/require(_:)``, which throws
+/// > ``ScopedError/missingObject(type:)`` naming the type, so that request fails alone; and
+/// > validate the application root at start-up to find a missing object before serving.
 @propertyWrapper
 public struct Scoped<Value: Sendable>: Sendable {
     @usableFromInline
@@ -41,20 +47,11 @@ public struct Scoped<Value: Sendable>: Sendable {
         read = { keyPath($0) }
     }
 
-    /// Reads the object of type `Value` that an enclosing scope set with ``ScopedValues/set(_:)``.
+    /// Reads the object of type `T` that an enclosing scope set with ``ScopedValues/set(_:)``,
+    /// or `nil` if none did.
     ///
-    /// Stops the process with a message naming the type if no scope set one.
-    @inlinable
-    public init(_ type: Value.Type) {
-        read = { (values: inout ScopedValues) in
-            guard let object = values.object(Value.self) else {
-                fatalError(ScopedError.missingObject(type: String(reflecting: Value.self)).description)
-            }
-            return object
-        }
-    }
-
-    /// Reads the object of type `T` that an enclosing scope set, or `nil` if none did.
+    /// There is no non-optional form: a required object is read with
+    /// ``ScopedValues/require(_:)``, which throws rather than stopping the process.
     @inlinable
     public init<T: Sendable>(_ type: T.Type) where Value == T? {
         read = { (values: inout ScopedValues) in values.object(T.self) }

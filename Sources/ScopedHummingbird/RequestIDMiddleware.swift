@@ -65,7 +65,12 @@ public struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.error("Could not render the error response for \(error)")
             return Response(status: error.status)
         } catch {
-            context.logger.error("Request failed: \(error)")
+            // By type too, so a dashboard can count failures by cause (`ScopedError`, a
+            // database's error) without parsing messages.
+            context.logger.error(
+                "Request failed: \(error)",
+                metadata: ["error.type": .string(String(reflecting: type(of: error)))]
+            )
             return Response(status: .internalServerError)
         }
     }

@@ -54,6 +54,11 @@ struct RecordingMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// An object a request reads by its type.
+struct Shelf: Sendable {
+    let name: String
+}
+
 struct RequestScopeMiddlewareTests {
     private func makeRouter(root: ScopeRoot, recorder: Recorder<Int> = Recorder()) -> Router<BasicRequestContext> {
         let router = Router()
@@ -73,6 +78,10 @@ struct RequestScopeMiddlewareTests {
             context.logger.info("from the context's logger")
             Logger.current.info("from Logger.current")
             return "\(values.greeting) \(values.requestID ?? "none")"
+        }
+        router.get("/shelf") { _, _ -> String in
+            // A read of an object that must be there: one no scope set fails this request only.
+            try ScopedValues.current.require(Shelf.self).name
         }
         router.get("/fail") { _, _ -> String in
             _ = try await ScopedValues.current[RequestResourceKey.self]
@@ -160,6 +169,38 @@ struct RequestScopeMiddlewareTests {
             }
         #expect(log.all == ["failure"])
         #expect(recorder.all == [409])
+    }
+
+    /// A missing object fails the request that read it (a 500, logged with the error's type and
+    /// the object's), never the process: requests beside it, and after it, are served.
+    @Test func aMissingObjectFailsItsRequestAloneOnALiveServer() async throws {
+        let capture = LogCapture()
+        let log = CloseLog()
+        let root = ScopeRoot { $0.closeLog = log }
+        let application = Application(
+            router: makeRouter(root: root),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            logger: capture.logger(label: "server")
+        )
+        let statuses = try await application.test(.live) { client in
+            try await withThrowingTaskGroup(of: (String, Int).self) { group in
+                for index in 0..<16 {
+                    let uri = index.isMultiple(of: 2) ? "/shelf" : "/echo"
+                    group.addTask { (uri, try await client.execute(uri: uri, method: .get) { Int($0.status.code) }) }
+                }
+                return try await group.reduce(into: [String: [Int]]()) { $0[$1.0, default: []].append($1.1) }
+            }
+        }
+        #expect(statuses["/shelf"] == Array(repeating: 500, count: 8))
+        #expect(statuses["/echo"] == Array(repeating: 200, count: 8))
+        let failures = capture.lines.filter { $0.level == .error }
+        #expect(failures.count == 8)
+        for line in failures {
+            #expect(line.metadata["error.type"]?.description == String(reflecting: ScopedError.self), "\(line)")
+            #expect(line.message.contains(String(reflecting: Shelf.self)), "\(line)")
+        }
+        #expect(log.all.count == 8)
+        #expect(root.openScopeCount == 0)
     }
 
     @Test func anUpdateThatRefusesTheRequestPassesItsErrorOutWithItsStatus() async throws {

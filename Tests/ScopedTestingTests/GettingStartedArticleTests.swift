@@ -65,8 +65,11 @@ let tenant = ScopedValues.current.tenantID
 
 // SNIPPET-BEGIN
 struct Shelf {
-    @Scoped(Library.self) var library  // required
-    @Scoped(Library.self) var branch: Library?  // optional
+    @Scoped(Library.self) var branch  // Library?
+
+    func library() throws -> Library {
+        try ScopedValues.current.require(Library.self)
+    }
 }
 // SNIPPET-END
 
@@ -99,14 +102,16 @@ struct GettingStartedArticleTests {
         #expect(tenant == nil)
     }
 
-    @Test func anObjectIsReadByItsType() {
+    @Test func anObjectIsReadByItsTypeAndAMissingOneThrowsInsteadOfTrapping() throws {
         let library = Library(name: "central")
         let shelf = withScopedValues({ $0.set(library) }) { Shelf() }
-        withScopedValues({ $0.set(library) }) {
-            #expect(shelf.library === library)
+        let required = try withScopedValues({ $0.set(library) }) {
             #expect(shelf.branch === library)
+            return try shelf.library()
         }
+        #expect(required === library)
         #expect(shelf.branch == nil)
+        #expect(throws: ScopedError.missingObject(type: String(reflecting: Library.self))) { try shelf.library() }
     }
 
     @Test func anActionIsCalledLikeAFunctionAndEscapingWorkCarriesItsScope() async throws {

@@ -15,6 +15,12 @@ private struct LibraryReader: Sendable {
     @Scoped(Library.self) var optionalLibrary: Library?
 }
 
+/// The object's read is optional whether the property names its type or not: no spelling of
+/// `@Scoped(T.self)` can stop the process when no scope set the object.
+private func objectReadsAreOptional(_ reader: LibraryReader) -> (Library?, Library?) {
+    (reader.library, reader.optionalLibrary)
+}
+
 struct ScopedPropertyWrapperTests {
     @Test func readsResolveAtAccessTime() {
         let controller = TitleController()
@@ -43,11 +49,13 @@ struct ScopedPropertyWrapperTests {
             let reader = LibraryReader()
             #expect(reader.library === library)
             #expect(reader.optionalLibrary === library)
+            #expect(objectReadsAreOptional(reader).0 === library)
         }
     }
 
     @Test func optionalTypeKeyedObjectReadsNilWhenAbsent() {
         #expect(LibraryReader().optionalLibrary == nil)
+        #expect(LibraryReader().library == nil)
     }
 
     @Test func requireThrowsAnErrorNamingTheTypeAndTheFix() throws {
@@ -68,9 +76,9 @@ struct ScopedPropertyWrapperTests {
     @Test func nearestTypeKeyedObjectWins() {
         withScopedValues({ $0.set(Library(name: "outer")) }) {
             withScopedValues({ $0.set(Library(name: "inner")) }) {
-                #expect(LibraryReader().library.name == "inner")
+                #expect(LibraryReader().library?.name == "inner")
             }
-            #expect(LibraryReader().library.name == "outer")
+            #expect(LibraryReader().library?.name == "outer")
         }
     }
 }

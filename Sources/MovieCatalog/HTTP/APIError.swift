@@ -113,7 +113,10 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 logger.warning("Database busy: \(error)")
                 self.init(status: .serviceUnavailable, code: "busy", message: "The database is busy; retry shortly.")
             } else {
-                logger.error("Request failed: \(error)")
+                logger.error(
+                    "Request failed: \(error)",
+                    metadata: ["error.type": .string(String(reflecting: type(of: error)))]
+                )
                 self.init(
                     status: .internalServerError,
                     code: "internal_error",
