@@ -127,6 +127,8 @@ struct BoundedShutdownTests {
     @Test func shutdownThatEndsInTimeSaysSo() async throws {
         let root = ScopeRoot()
         try await root.withScope {}
-        #expect(await root.shutdown(abandoningAfter: .seconds(5)))
+        // A generous bound: the shutdown has nothing to wait for, and the bound only costs time
+        // when it is wrong. 5 s failed once on a machine loaded with other builds.
+        #expect(await root.shutdown(abandoningAfter: .seconds(60)))
     }
 }
