@@ -122,6 +122,8 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     ///
     /// - Throws: `ScopeValidationError` when validation finds problems, after the root
     ///   has shut down; the service group then stops the application.
+    /// - Precondition: called once. A service group runs each of its services once, so only
+    ///   giving this service to two groups reaches it: a start-up error, never a request's.
     public func run() async throws {
         let (first, _) = started.compareExchange(expected: false, desired: true, ordering: .relaxed)
         precondition(first, "ScopeRootService.run() called twice: give the service to one service group")

@@ -72,6 +72,9 @@ public final class ReloadableScopeRoot: Sendable {
     ///   - validationScope: what a request scope sets when it opens, for validation.
     /// - Returns: the generation made current, and what was carried over and rebuilt.
     /// - Throws: ``ScopeReloadError``; the current root is then unchanged.
+    /// - Precondition: `newRoot` is not the current root: a reload builds a new root from the
+    ///   new configuration, so no configuration can reach this; passing the current one is a
+    ///   programming error.
     public func reload(
         to newRoot: ScopeRoot,
         validationScope: (inout ScopedValues) throws -> Void = { _ in }

@@ -8,7 +8,7 @@ enum ReliabilitySuite {
     static let scenarios: [(name: String, run: @Sendable (SuiteOptions) async throws -> ScenarioResult)] = [
         ("isolation", { try await IsolationScenario.run($0, on: .sqlite) }),
         ("disconnects", { try await DisconnectScenario.run($0, on: .sqlite) }),
-        ("crash", { try await CrashDurabilityScenario.run($0, on: .sqlite) }),
+        ("crash-mid-request", { try await CrashDurabilityScenario.run($0, on: .sqlite) }),
         ("bad-input", { try await BadInputScenario.run($0, on: .sqlite) }),
         ("lockdown", ProductionLockdownScenario.run),
         ("first-use", ConcurrentFirstUseScenario.run),
@@ -21,7 +21,7 @@ enum ReliabilitySuite {
         // The same scenarios with the server on PostgreSQL, and two servers on one database.
         ("isolation-pg", { try await IsolationScenario.run($0, on: .postgres) }),
         ("disconnects-pg", { try await DisconnectScenario.run($0, on: .postgres) }),
-        ("crash-pg", { try await CrashDurabilityScenario.run($0, on: .postgres) }),
+        ("crash-mid-request-pg", { try await CrashDurabilityScenario.run($0, on: .postgres) }),
         ("bad-input-pg", { try await BadInputScenario.run($0, on: .postgres) }),
         ("contention-pg", { try await WriterContentionScenario.run($0, on: .postgres) }),
         ("shutdown-pg", { try await GracefulShutdownScenario.run($0, on: .postgres) }),
@@ -85,7 +85,7 @@ enum ReliabilitySuite {
                 result = broken
             }
             let seconds = String(format: "%.1f", (ContinuousClock.now - start).inSeconds)
-            let name = result.name.padding(toLength: 18, withPad: " ", startingAt: 0)
+            let name = result.name.padding(toLength: max(18, result.name.count + 1), withPad: " ", startingAt: 0)
             say("\(result.passed ? "PASS" : "FAIL")  \(name) \(result.figures.joined(separator: "; ")) [\(seconds) s]")
             if !result.passed { failed.append(result.name) }
         }

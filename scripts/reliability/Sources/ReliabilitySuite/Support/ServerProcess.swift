@@ -17,7 +17,7 @@ final class ServerProcess: @unchecked Sendable {
     var signalledAt: ContinuousClock.Instant? { signalTime.withLock { $0 } }
 
     /// Starts the server with `environment` over a minimal one (`PATH`, `HOME`, `CONFIG_DIR`,
-    /// `HTTP_PORT`); returns once `/health` answers.
+    /// `HTTP_PORT`, and the sanitizers' options when set); returns once `/health` answers.
     init(
         _ suite: SuiteOptions,
         profile: String,
@@ -40,6 +40,10 @@ final class ServerProcess: @unchecked Sendable {
             "DATABASE_PATH": database.path,
             "LOG_LEVEL": "warning",
         ]
+        // A sanitized server (scripts/sanitizers) reads its options from these.
+        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"] {
+            if let value = ProcessInfo.processInfo.environment[name] { variables[name] = value }
+        }
         variables.merge(environment) { $1 }
         process.environment = variables
         process.standardOutput = log

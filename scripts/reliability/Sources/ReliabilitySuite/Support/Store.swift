@@ -132,11 +132,15 @@ struct Store: Sendable {
         return open
     }
 
-    /// Whether the database is sound after a crash: SQLite's `integrity_check`; on PostgreSQL,
-    /// whose server survives the application's crash, that the killed server's connections have
-    /// gone and left no transaction open (waiting up to 5 seconds for the server to notice).
+    /// Whether the database is sound and unlocked after a crash: SQLite's `integrity_check`,
+    /// then a free write lock and a full checkpoint; on PostgreSQL, whose server survives the
+    /// application's crash, that the killed server's connections have gone and left no
+    /// transaction open (waiting up to 5 seconds for the server to notice).
     func soundnessAfterCrash() throws -> String {
-        guard postgres != nil else { return try RawDatabase(file.path).integrityCheck() }
+        if postgres == nil {
+            let integrity = try RawDatabase(file.path).integrityCheck()
+            guard integrity == "ok" else { return integrity }
+        }
         let open = try openTransactionsSettled()
         return open.count == 0 ? "ok" : "\(open.count) transactions left open (\(open.how))"
     }
