@@ -23,6 +23,10 @@ let package = Package(
     // reaches only through a disabled trait is not even resolved, so an application that names
     // only the traits it uses fetches only their packages (README, Install).
     traits: [
+        // `@Entry`, whose macro is built with swift-syntax: about 50 s of a first debug build.
+        // Without it, entries are declared with a hand-written `ScopedKey`, and no swift-syntax
+        // is resolved or compiled.
+        .trait(name: "Macros", description: "The @Entry macro (builds swift-syntax)."),
         // Spans and metrics for service builds, closes and scopes (swift-distributed-tracing and
         // swift-metrics, both API-only). Disabling the trait compiles them out of the core.
         .trait(name: "Instrumentation", description: "Traces and metrics for service builds, closes and scopes."),
@@ -51,15 +55,17 @@ let package = Package(
             name: "Example",
             description: "The example server, its tests, the benchmarks' server and the reliability suite.",
             enabledTraits: [
-                "Instrumentation", "ServiceLifecycle", "Hummingbird", "HummingbirdWebSocket", "PostgreSQL", "Vapor",
-                "OpenAPI", "GRPC",
+                "Macros", "Instrumentation", "ServiceLifecycle", "Hummingbird", "HummingbirdWebSocket",
+                "PostgreSQL", "Vapor", "OpenAPI", "GRPC",
             ]
         ),
         // This package's own build (`swift run ExampleServer`, `swift test`) needs everything.
-        .default(enabledTraits: ["Instrumentation", "Example"]),
+        .default(enabledTraits: ["Macros", "Instrumentation", "Example"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.0"),
+        // The widest range the macro compiles against, so an app that pins another macro package to
+        // an older swift-syntax can still add Scoped (each bound checked by scripts/downstream).
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "600.0.0"..<"604.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
         // Reloading: the file provider that watches the example's configuration files.
@@ -97,7 +103,7 @@ let package = Package(
         .target(
             name: "Scoped",
             dependencies: [
-                "ScopedMacros",
+                .target(name: "ScopedMacros", condition: .when(traits: ["Macros"])),
                 .product(
                     name: "Tracing",
                     package: "swift-distributed-tracing",
@@ -487,8 +493,11 @@ let package = Package(
 )
 
 // The trait each target's packages come with: `Scoped`, `ScopedTesting` and `ScopedSQLite` need
-// none (the core's tracing and metrics have their own condition above).
+// none (the core's tracing and metrics, and its macro, have their own condition above). Without
+// `Macros`, swift-syntax is not even resolved.
 let traitOfTarget: [String: String] = [
+    "ScopedMacros": "Macros",
+    "ScopedMacrosTests": "Macros",
     "ScopedServiceLifecycle": "ServiceLifecycle",
     "ScopedHummingbird": "Hummingbird",
     "ScopedHummingbirdWebSocket": "HummingbirdWebSocket",

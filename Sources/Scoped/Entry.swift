@@ -1,3 +1,4 @@
+#if Macros
 /// Declares an entry of ``ScopedValues``: `@Entry var name: Type = defaultValue`.
 ///
 /// Use it inside `extension ScopedValues`, as SwiftUI's `@Entry` inside
@@ -32,3 +33,4 @@ public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro"
 @attached(accessor, names: named(get), named(set))
 @attached(peer, names: prefixed(__Key_))
 public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
+#endif

@@ -9,7 +9,15 @@ extension ScopedValues {
     /// the gRPC interceptor (a client's `x-request-id` metadata, else a new one). It is one entry
     /// in the core so that a handler, and every service it reads, names its request the same way
     /// whichever stack serves it.
-    @Entry public var requestID: String? = nil
+    public var requestID: String? {
+        get { self[RequestIDKey.self] }
+        set { self[RequestIDKey.self] = newValue }
+    }
+}
+
+/// The key of ``ScopedValues/requestID``, written by hand: the core builds without its macro.
+private struct RequestIDKey: ScopedKey {
+    static let defaultValue: String? = nil
 }
 
 /// The request IDs every adapter accepts from a client, and makes when its stack has none.

@@ -16,6 +16,11 @@
 /// }
 /// ```
 ///
+/// A hand-written key is a first-class spelling, not a fallback: it needs no macro, so a
+/// package that builds Scoped without its `Macros` trait never compiles swift-syntax, and the
+/// entry behaves exactly as an `@Entry` one. Diagnostics and configuration name it by
+/// ``name``: `ThemeKey` is the entry `theme`, as `@Entry var theme` would be.
+///
 /// Declare `defaultValue` with `static let` to share one default across the process: Swift
 /// initializes it lazily, on first read, exactly once. A computed `static var` is evaluated
 /// on every read that finds no override.
@@ -25,6 +30,12 @@ public protocol ScopedKey {
 
     /// The value read where no enclosing scope has set one.
     static var defaultValue: Value { get }
+
+    /// The entry's name in diagnostics and configuration (variants are selected by it).
+    ///
+    /// By default the key's type name without a `Key` suffix, lower-camel-cased (`ThemeKey` →
+    /// `theme`, `RequestIDKey` → `requestID`), and the property's name for an `@Entry`.
+    static var name: String { get }
 
     /// A stand-in that tests read when they did not override the entry; `nil` by default.
     ///
@@ -37,4 +48,23 @@ public protocol ScopedKey {
 extension ScopedKey {
     /// `nil`: a key has no test stand-in unless it declares one.
     public static var testValue: Value? { nil }
+
+    /// The key's type name without a `Key` suffix, lower-camel-cased; an `@Entry`'s property name.
+    public static var name: String { KeyNames.entryName(fromTypeName: String(describing: Self.self)) }
+}
+
+/// How a key's type name becomes the entry's name, for value and service keys alike.
+package enum KeyNames {
+    /// `ThemeKey` → `theme`, `RequestIDKey` → `requestID`, `URLSessionKey` → `urlSession`, and
+    /// `__Key_name` (the key `@Entry` writes) → `name`.
+    package static func entryName(fromTypeName typeName: String) -> String {
+        if typeName.hasPrefix("__Key_") { return String(typeName.dropFirst(6)) }
+        var name = Substring(typeName)
+        if name.hasSuffix("Key"), name.count > 3 { name.removeLast(3) }
+        // A leading acronym is lowercased as a whole, except its last capital when a word
+        // follows it, as Swift's naming guidelines do: `URLSession` → `urlSession`, `ID` → `id`.
+        let capitals = name.prefix { $0.isUppercase }.count
+        let lowered = capitals == name.count ? capitals : max(1, capitals - 1)
+        return name.prefix(lowered).lowercased() + name.dropFirst(lowered)
+    }
 }

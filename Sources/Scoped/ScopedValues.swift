@@ -130,10 +130,9 @@ public struct ScopedValues: Sendable {
         return object
     }
 
-    /// The name diagnostics show for a key: the property name for `@Entry` keys, else the type.
+    /// The name diagnostics show for a key: its ``ScopedKey/name``, else its type's name.
     @usableFromInline
     package static func entryName(of key: Any.Type) -> String {
-        let name = String(describing: key)
-        return name.hasPrefix("__Key_") ? String(name.dropFirst(6)) : name
+        (key as? any ScopedKey.Type)?.name ?? String(describing: key)
     }
 }

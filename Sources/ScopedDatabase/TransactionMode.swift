@@ -35,5 +35,14 @@ extension ScopedValues {
     /// Read by both `sqliteSession` and `postgresSession`. The default, ``TransactionMode/readWrite``,
     /// is always correct; ``TransactionMode/readOnly`` lets a request that only reads run beside
     /// others that write.
-    @Entry public var transactionMode: TransactionMode = .readWrite
+    public var transactionMode: TransactionMode {
+        get { self[TransactionModeKey.self] }
+        set { self[TransactionModeKey.self] = newValue }
+    }
+}
+
+/// The key of ``Scoped/ScopedValues/transactionMode``, written by hand so that this module
+/// builds without the `@Entry` macro.
+private struct TransactionModeKey: ScopedKey {
+    static let defaultValue = TransactionMode.readWrite
 }

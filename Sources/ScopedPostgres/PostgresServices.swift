@@ -5,7 +5,10 @@ public import ScopedDatabase
 
 extension ScopedValues {
     /// How to reach the application's PostgreSQL database; set it on the application root.
-    @Entry public var postgresConfiguration: PostgresConfiguration? = nil
+    public var postgresConfiguration: PostgresConfiguration? {
+        get { self[PostgresConfigurationKey.self] }
+        set { self[PostgresConfigurationKey.self] = newValue }
+    }
 
     /// How the scope's ``PostgresSession`` begins its transaction.
     @available(*, deprecated, renamed: "transactionMode")
@@ -15,10 +18,10 @@ extension ScopedValues {
     }
 
     /// Where postgres-nio logs; by default nowhere.
-    @Entry public var postgresLogger: Logger = Logger(
-        label: "scoped.postgres",
-        factory: { _ in SwiftLogNoOpLogHandler() }
-    )
+    public var postgresLogger: Logger {
+        get { self[PostgresLoggerKey.self] }
+        set { self[PostgresLoggerKey.self] = newValue }
+    }
 
     /// The application's database: its client reachable and its schema migrated.
     public var postgresDatabase: PostgresDatabase {
@@ -104,4 +107,15 @@ public enum PostgresSessionKey: ScopedServiceKey {
     /// `true`: finishing waits only for the statement in flight, the commit or rollback and the
     /// connection's return, each under a deadline of its own, so the scope closes it inline.
     public static var closeBoundsItself: Bool { true }
+}
+
+// The keys of this module's entries, written by hand so that it builds without the `@Entry`
+// macro.
+
+private struct PostgresConfigurationKey: ScopedKey {
+    static let defaultValue: PostgresConfiguration? = nil
+}
+
+private struct PostgresLoggerKey: ScopedKey {
+    static let defaultValue = Logger(label: "scoped.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -3,7 +3,10 @@ import ScopedDatabase
 
 extension ScopedValues {
     /// How to open the application's database; set it on the application root.
-    @Entry public var sqliteConfiguration: SQLiteConfiguration? = nil
+    public var sqliteConfiguration: SQLiteConfiguration? {
+        get { self[SQLiteConfigurationKey.self] }
+        set { self[SQLiteConfigurationKey.self] = newValue }
+    }
 
     /// How the scope's ``SQLiteSession`` begins its transaction, in SQLite's own terms.
     ///
@@ -107,4 +110,11 @@ public enum SQLiteSessionKey: ScopedServiceKey {
 /// Where the deprecated `sqliteTransactionMode` is kept: unset unless a caller sets it.
 enum SQLiteLegacyModeKey: ScopedKey {
     static var defaultValue: SQLiteTransactionMode? { nil }
+}
+
+/// The key of ``Scoped/ScopedValues/sqliteConfiguration``, written by hand so that this module
+/// builds without the `@Entry` macro.
+private struct SQLiteConfigurationKey: ScopedKey {
+    static let defaultValue: SQLiteConfiguration? = nil
+    static var name: String { "sqliteConfiguration" }
 }

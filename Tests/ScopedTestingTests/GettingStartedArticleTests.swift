@@ -51,6 +51,19 @@ extension ScopedValues {
 // SNIPPET-END
 
 // SNIPPET-BEGIN
+private struct ThemeColorKey: ScopedKey {
+    static let defaultValue = "blue"
+}
+
+extension ScopedValues {
+    var themeColor: String {
+        get { self[ThemeColorKey.self] }
+        set { self[ThemeColorKey.self] = newValue }
+    }
+}
+// SNIPPET-END
+
+// SNIPPET-BEGIN
 struct MovieDetails {
     @Scoped(\.movieRepository) var movies
     @Scoped(\.theme.cornerRadius) var radius  // a key path into an entry
@@ -132,6 +145,15 @@ struct GettingStartedArticleTests {
         }
         #expect(await eventually { sink.recorded.count == 2 })
         #expect(sink.recorded == ["movie created", "detached work done"])
+    }
+
+    @Test func anEntryDeclaredWithoutTheMacroIsReadAndOverriddenAsAnyOther() {
+        #expect(ScopedValues.current.themeColor == "blue")
+        let (inside, names) = withScopedValues({ $0.themeColor = "red" }) {
+            (ScopedValues.current.themeColor, ScopedValues.current.describe().entries.map(\.name))
+        }
+        #expect(inside == "red")
+        #expect(names.contains("themeColor"))
     }
 
     @Test func everySnippetOfTheArticleIsHere() throws {

@@ -60,7 +60,7 @@ struct OverlayStorageTests {
             forEachOf64Keys { index, key in
                 #expect(key.read(values) == (index % 8 == 0 ? 1_000 + index : index))
             }
-            #expect(values.describe().entries.filter { $0.name.hasPrefix("NumberedKey") }.count == 64)
+            #expect(values.describe().entries.filter { $0.name.hasPrefix("numberedKey") }.count == 64)
         }
         forEachOf64Keys { index, key in #expect(key.read(root.values) == index) }
     }

@@ -32,7 +32,8 @@ public protocol ScopedServiceKey: Sendable {
     static var lifetime: ScopedLifetime { get }
 
     /// The name diagnostics and errors use; by default the key's type name without a `Key`
-    /// suffix, lower-camel-cased (`MovieRepositoryKey` → `movieRepository`).
+    /// suffix, lower-camel-cased (`MovieRepositoryKey` → `movieRepository`, `URLSessionKey` →
+    /// `urlSession`).
     static var name: String { get }
 
     /// Builds the service. Concurrent first readers in one scope share one construction.
@@ -60,11 +61,7 @@ public protocol ScopedServiceKey: Sendable {
 
 extension ScopedServiceKey {
     /// The key's type name without a `Key` suffix, lower-camel-cased.
-    public static var name: String {
-        var name = String(describing: Self.self)
-        if name.hasSuffix("Key"), name.count > 3 { name.removeLast(3) }
-        return name.prefix(1).lowercased() + name.dropFirst()
-    }
+    public static var name: String { KeyNames.entryName(fromTypeName: String(describing: Self.self)) }
 
     /// Does nothing: most services need no close.
     public static func close(_ value: Value, outcome: ScopeOutcome) async throws {}
