@@ -7,15 +7,18 @@ import ScopedDatabase
 ///
 /// Open it once per application (it is the ``SQLiteDatabaseKey`` app service), read and write
 /// through a request's ``SQLiteSession``, and ``close()`` it at shutdown. Waiting for a
-/// connection suspends the task, for at most ``SQLiteConfiguration/leaseTimeout``. The writer's
-/// statements and commits run on SQLite's own threads, never on Swift's cooperative pool, so a
-/// commit waiting for the disk holds no thread that other requests need; readers' statements,
-/// which sync nothing, run where their task runs.
+/// connection suspends the task, for at most ``SQLiteConfiguration/leaseTimeout``. A session's
+/// writer statements and commits run on the database's own writer thread, never on Swift's
+/// cooperative pool, so a commit waiting for the disk holds no thread that other requests
+/// need; readers' statements, which sync nothing, run where their task runs. The thread starts
+/// when the database opens and stops when it closes.
 public final class SQLiteDatabase: Sendable {
     /// How the database was opened.
     public let configuration: SQLiteConfiguration
     private let writers: AsyncPool<SQLiteConnection>
     private let readerPool: AsyncPool<SQLiteConnection>
+    /// Where the writer's statements and commits run: this database's own thread.
+    private let writerThread: SQLiteWriterThread
 
     /// Opens (or creates) the database, applies its configuration and runs its migrations.
     ///
@@ -61,6 +64,15 @@ public final class SQLiteDatabase: Sendable {
         }
         writers = AsyncPool([writer], closedError: SQLiteDatabaseClosedError.init)
         readerPool = AsyncPool(readers, closedError: SQLiteDatabaseClosedError.init)
+        writerThread = SQLiteWriterThread()
+    }
+
+    /// The name of the database's writer thread, as the system shows it.
+    package var writerThreadName: String { writerThread.name }
+
+    /// Stops the writer's thread of a database that was never closed.
+    deinit {
+        writerThread.stop()
     }
 
     private static func open(
@@ -213,7 +225,7 @@ public final class SQLiteDatabase: Sendable {
     /// `.finish` operation, which a cancelled scope still needs).
     ///
     /// On the writer, where statements wait for the write lock and commits for the disk's
-    /// `fsync`, it runs on SQLite's own threads. On a reader, which syncs nothing, it runs where
+    /// `fsync`, it runs on the database's writer thread. On a reader, which syncs nothing, it runs where
     /// the caller runs: a point read costs microseconds, and the hop to another thread and back
     /// measured 35 times that.
     ///
@@ -240,7 +252,7 @@ public final class SQLiteDatabase: Sendable {
             return try body(connection)
         }
         func onItsThread() async throws -> R {
-            connection.isWriter ? try await SQLiteThreads.run(unlessInterrupted) : try unlessInterrupted()
+            connection.isWriter ? try await writerThread.run(unlessInterrupted) : try unlessInterrupted()
         }
         return try await DeadlineWatchdog.shared.run(
             within: configuration.statementTimeout,
@@ -312,9 +324,10 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Closes the database: refuses new leases, waits for leased connections to come back,
-    /// then closes every connection.
+    /// then closes every connection and stops the writer's thread.
     public func close() async {
         for connection in await readerPool.close() { connection.close() }
         for connection in await writers.close() { connection.close() }
+        writerThread.stop()
     }
 }

@@ -12,7 +12,7 @@ public import ScopedDatabase
 ///   ``SQLiteError/Code/readOnly``.
 ///
 /// Statements of one session run one at a time, even from concurrent child tasks, each for at
-/// most ``SQLiteConfiguration/statementTimeout``; the writer's run on SQLite's own threads. Once its scope has
+/// most ``SQLiteConfiguration/statementTimeout``; the writer's run on the database's writer thread. Once its scope has
 /// ended, the session refuses every statement with `ScopedError.scopeEnded(entry:)` and
 /// leases nothing: a session kept past its scope by an unstructured task fails loudly instead of
 /// holding a connection that nothing returns.

@@ -1,5 +1,7 @@
 import CSQLite
 import Foundation
+import Scoped
+import ScopedDatabase
 @testable import ScopedSQLite
 import Synchronization
 import Testing
@@ -25,6 +27,35 @@ struct SQLiteDatabaseTests {
         #expect(foreignKeys == 1)
         #expect(FileManager.default.fileExists(atPath: path))
         await database.close()
+    }
+
+    /// Each database starts one writer thread of its own and stops it when it closes, or when it
+    /// is freed without closing: no thread of the library outlives its database.
+    @Test func eachDatabaseOwnsItsWriterThreadUntilItClosesOrIsFreed() async throws {
+        let folder = try TemporaryFolder()
+        let (first, second) = (
+            try SQLiteDatabase(SQLiteConfiguration(path: folder.path("first.sqlite"), migrations: movieSchema)),
+            try SQLiteDatabase(SQLiteConfiguration(path: folder.path("second.sqlite"), migrations: movieSchema))
+        )
+        let (firstThread, secondThread) = (first.writerThreadName, second.writerThreadName)
+        #expect(firstThread != secondThread)
+        #expect(await eventually { threadNames().contains(firstThread) && threadNames().contains(secondThread) })
+        // Both write, each on its own thread.
+        for database in [first, second] {
+            let session = SQLiteSession(database: database, mode: .readWrite)
+            _ = try await session.execute("INSERT INTO movies (title, year) VALUES (\("Alien"), \(1979))")
+            try await session.finish(.success)
+        }
+        await first.close()
+        #expect(await eventually { !threadNames().contains(firstThread) })
+        #expect(threadNames().contains(secondThread))
+        await second.close()
+        #expect(await eventually { !threadNames().contains(secondThread) })
+        var unclosed: SQLiteDatabase? = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("third.sqlite")))
+        let unclosedThread = try #require(unclosed?.writerThreadName)
+        #expect(await eventually { threadNames().contains(unclosedThread) })
+        unclosed = nil
+        #expect(await eventually { !threadNames().contains(unclosedThread) })
     }
 
     @Test func textWithANulByteIsStoredAndReadWhole() async throws {
@@ -251,4 +282,15 @@ struct SQLiteDatabaseTests {
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
         await database.close()
     }
+}
+
+/// The names of this process's threads, as Linux shows them (`/proc/self/task/*/comm`).
+private func threadNames() -> Set<String> {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return Set(
+        tasks.compactMap { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    )
 }

@@ -1,0 +1,109 @@
+import Foundation
+import Synchronization
+
+/// The thread a database's writer runs its statements and commits on, so that no commit waiting
+/// for the disk's `fsync`, and no write waiting for the write lock, holds a thread of Swift's
+/// cooperative pool.
+///
+/// A task executor: a session runs each write with this executor preferred, and returns to the
+/// cooperative pool after it. Requests that do not touch the database (a health check, a metrics
+/// scrape) keep every cooperative thread while writers wait for the disk.
+///
+/// Each database owns one, started when it opens and stopped when it closes (or is freed): no
+/// thread outlives its database, and one database's slow write never waits for a thread another
+/// database's write holds. One thread is enough: a database has one writer connection, used by
+/// one holder at a time.
+final class SQLiteWriterThread: TaskExecutor, @unchecked Sendable {
+    // `@unchecked Sendable`: `state` is touched only with `condition` locked.
+    private let condition = NSCondition()
+    private var state = State()
+
+    private struct State {
+        var jobs: [UnownedJob] = []
+        var head = 0
+        var isStopping = false
+        var hasExited = false
+    }
+
+    /// The thread's name, `sqlite-w-` and a number of its own in the process: what `top -H`
+    /// and `/proc/<pid>/task/*/comm` show (Linux keeps 15 characters).
+    let name: String
+
+    private static let started = Atomic<Int>(0)
+
+    /// Starts the thread.
+    init() {
+        name = "sqlite-w-\(Self.started.add(1, ordering: .relaxed).newValue)"
+        // The thread holds the executor until it exits, after ``stop()``. Foundation's
+        // `Thread.name` does not reach the system on Linux, and Glibc's module hides
+        // `pthread_setname_np`: the thread names itself through its `comm` file (proc(5)).
+        let thread = Thread { [self] in
+            try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+            serve()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Queues `job` for the thread.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        guard !state.hasExited else {
+            condition.unlock()
+            // Nothing runs here once the database has closed; should a job come all the same, it
+            // runs on a thread of its own rather than waiting for ever.
+            Thread { job.runSynchronously(on: self.asUnownedTaskExecutor()) }.start()
+            return
+        }
+        state.jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets the thread exit once every job queued so far has run.
+    func stop() {
+        condition.lock()
+        state.isStopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs jobs, oldest first, until stopped.
+    private func serve() {
+        while true {
+            condition.lock()
+            while state.head == state.jobs.count && !state.isStopping { condition.wait() }
+            if state.head == state.jobs.count {
+                state.hasExited = true
+                condition.unlock()
+                return
+            }
+            let job = state.jobs[state.head]
+            state.head += 1
+            if state.head == state.jobs.count {
+                state.jobs.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head >= 1024 {
+                // A queue that never empties under load still gives its run jobs back.
+                state.jobs.removeFirst(state.head)
+                state.head = 0
+            }
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+extension SQLiteWriterThread {
+    /// Runs `body` on the thread, and returns to the caller's executor after it.
+    func run<R: Sendable>(_ body: () throws -> R) async throws -> R {
+        try await withTaskExecutorPreference(self) { try await Self.onPreferredExecutor(body) }
+    }
+
+    /// `@concurrent`: runs on the task's preferred executor, whatever the caller's isolation.
+    @concurrent
+    private static func onPreferredExecutor<R: Sendable>(_ body: () throws -> R) async throws -> R {
+        try body()
+    }
+}
