@@ -28,9 +28,13 @@ public import Scoped
 /// let router = Router()
 /// router.add(middleware: RequestIDMiddleware())
 /// router.add(middleware: RequestScopeMiddleware(root: root))
-/// router.get("/movies/:id") { request, context in
+/// router.get("/movies/:id") { request, context -> String in
 ///     // Reads the request's scope: its request ID, its session, its overrides.
-///     try await ScopedValues.current.movieRepository.movie(id: context.parameters.require("id", as: Int.self))
+///     let id = try context.parameters.require("id", as: Int.self)
+///     guard let movie = try await ScopedValues.current.movieRepository.movie(id: id) else {
+///         throw HTTPError(.notFound)
+///     }
+///     return movie.title
 /// }
 /// ```
 public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware {

@@ -150,23 +150,39 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// Runs `body` on a reader connection inside one read transaction: a consistent snapshot.
+    ///
+    /// `body` runs where the caller runs, as a session's reads do, and is interrupted after
+    /// ``SQLiteConfiguration/statementTimeout`` or when the task is cancelled.
+    ///
+    /// - Throws: ``DatabaseTimeoutError`` when it was interrupted; what `body` throws.
     public func read<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
-        let connection = try await beginRead()
+        let entry = SQLiteDatabaseKey.name
+        let connection = try await beginRead(entry: entry)
         defer {
             try? connection.transaction(.commit)
             release(connection)
         }
-        return try body(SQLiteTransaction(connection))
+        return try await run(on: connection, operation: .statement, entry: entry) { try body(SQLiteTransaction($0)) }
     }
 
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction: committed
     /// when it returns, rolled back when it throws.
+    ///
+    /// `body` and the commit run on the database's writer thread, as a session's writes do, and
+    /// are interrupted together after ``SQLiteConfiguration/statementTimeout`` or when the task
+    /// is cancelled.
+    ///
+    /// - Throws: ``DatabaseTimeoutError`` when it was interrupted; what `body` or the commit
+    ///   throws.
     public func write<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
-        let connection = try await beginWrite()
+        let entry = SQLiteDatabaseKey.name
+        let connection = try await beginWrite(entry: entry)
         defer { release(connection) }  // Rolls back whatever did not commit.
-        let result = try body(SQLiteTransaction(connection))
-        try connection.transaction(.commit)
-        return result
+        return try await run(on: connection, operation: .statement, entry: entry) { connection in
+            let result = try body(SQLiteTransaction(connection))
+            try connection.transaction(.commit)
+            return result
+        }
     }
 
     /// Leases a reader and begins a read transaction on it; the caller ends the transaction

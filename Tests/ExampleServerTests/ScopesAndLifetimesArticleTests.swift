@@ -98,13 +98,19 @@ struct ScopesAndLifetimesArticle {
     // SNIPPET-BEGIN
     struct HistoryPruningJob: Service {
         let root: ScopeRoot
-        let interval: Duration
+        var interval: Duration = .seconds(3600)
         let retention: Duration
+        let logger: Logger
 
         func run() async throws {
             await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
-                    _ = try? await runOnce()
+                    do {
+                        let deleted = try await runOnce()
+                        if deleted > 0 { logger.info("Pruned \(deleted) history entries") }
+                    } catch {
+                        logger.warning("Pruning the history failed: \(error)")
+                    }
                     try? await Task.sleep(for: interval)
                 }
             }
@@ -227,7 +233,11 @@ struct ScopesAndLifetimesArticleTests {
         let history = SQLiteMovieHistory()
         try await root.withScope { try await history.record(.created, movieID: 1) }
         try await Task.sleep(for: .milliseconds(5))
-        let job = ScopesAndLifetimesArticle.HistoryPruningJob(root: root, interval: .seconds(60), retention: .zero)
+        let job = ScopesAndLifetimesArticle.HistoryPruningJob(
+            root: root,
+            retention: .zero,
+            logger: Logger(label: "job")
+        )
         #expect(try await job.runOnce() == 1)
         try await root.shutdown()
     }

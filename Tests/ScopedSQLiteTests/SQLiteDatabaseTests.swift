@@ -58,6 +58,37 @@ struct SQLiteDatabaseTests {
         #expect(await eventually { !threadNames().contains(unclosedThread) })
     }
 
+    /// `write(_:)` runs its body and commit on the writer thread, under the statement timeout,
+    /// as a session's writes do; `read(_:)` runs where the caller runs, under the same timeout.
+    @Test func aWriteRunsOnTheWriterThreadAndBothEndAtTheStatementTimeout() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(
+            SQLiteConfiguration(
+                path: folder.path("c.sqlite"),
+                migrations: movieSchema,
+                statementTimeout: .milliseconds(300)
+            )
+        )
+        let thread = try await database.write { _ in currentThreadName() }
+        #expect(thread == database.writerThreadName)
+        let slow: SQL = """
+            WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000000)
+            SELECT count(*) FROM n
+            """
+        let started = ContinuousClock.now
+        await #expect(throws: DatabaseTimeoutError.self) {
+            try await database.write { try $0.scalar(slow, as: Int.self) }
+        }
+        await #expect(throws: DatabaseTimeoutError.self) {
+            try await database.read { try $0.scalar(slow, as: Int.self) }
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        // Interrupted, not broken: both serve the next call.
+        #expect(try await database.write { try $0.scalar("SELECT 1", as: Int.self) } == 1)
+        #expect(try await database.read { try $0.scalar("SELECT 2", as: Int.self) } == 2)
+        await database.close()
+    }
+
     @Test func textWithANulByteIsStoredAndReadWhole() async throws {
         let folder = try TemporaryFolder()
         let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("nul.sqlite")))
@@ -282,6 +313,12 @@ struct SQLiteDatabaseTests {
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
         await database.close()
     }
+}
+
+/// The name of the thread this runs on, as Linux shows it.
+private func currentThreadName() -> String {
+    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+        .trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// The names of this process's threads, as Linux shows them (`/proc/self/task/*/comm`).

@@ -7,6 +7,7 @@
 /// enum SessionKey: ScopedServiceKey {
 ///     static let lifetime = ScopedLifetime.scope
 ///     static func makeValue() async throws -> Session {
+///         // `database`: an app service of your own, declared the same way.
 ///         Session(database: try await ScopedValues.current.database)
 ///     }
 ///     static func close(_ session: Session, outcome: ScopeOutcome) async throws {
