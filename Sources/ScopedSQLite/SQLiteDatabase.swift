@@ -154,7 +154,7 @@ public final class SQLiteDatabase: Sendable {
     /// `body` runs where the caller runs, as a session's reads do, and is interrupted after
     /// ``SQLiteConfiguration/statementTimeout`` or when the task is cancelled.
     ///
-    /// - Throws: ``DatabaseTimeoutError`` when it was interrupted; what `body` throws.
+    /// - Throws: `DatabaseTimeoutError` when it was interrupted; what `body` throws.
     public func read<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
         let entry = SQLiteDatabaseKey.name
         let connection = try await beginRead(entry: entry)
@@ -172,7 +172,7 @@ public final class SQLiteDatabase: Sendable {
     /// are interrupted together after ``SQLiteConfiguration/statementTimeout`` or when the task
     /// is cancelled.
     ///
-    /// - Throws: ``DatabaseTimeoutError`` when it was interrupted; what `body` or the commit
+    /// - Throws: `DatabaseTimeoutError` when it was interrupted; what `body` or the commit
     ///   throws.
     public func write<R: Sendable>(_ body: (borrowing SQLiteTransaction) throws -> R) async throws -> R {
         let entry = SQLiteDatabaseKey.name
