@@ -343,6 +343,15 @@ public final class PostgresSession: Sendable {
         // Returns the connection to the client, waiting at most a second for the client to take
         // it back: a client that does not answer cannot hold the scope.
         let giveBack: @Sendable () async -> Void = {
+            // A connection that is closing (a deadline closed it, or the server went away) goes
+            // back once its close has completed: the client's pool learns of a close only then,
+            // and given back before, the connection would be idle to it, leased to the next
+            // session, and a closing connection never completes a statement.
+            if connection.isClosed {
+                let closed = HandOver<Void>()
+                connection.closeFuture.whenComplete { _ in closed.deliver(.success(())) }
+                _ = try? await closed.value(within: .seconds(1)) { CancellationError() }
+            }
             release.resume()
             _ = try? await returned.value(within: .seconds(1)) { CancellationError() }
         }
