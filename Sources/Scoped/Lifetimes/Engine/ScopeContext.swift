@@ -73,7 +73,7 @@ package final class ScopeContext: Sendable {
     private let parentRoot: ScopeContext?
     let state = Mutex(State())
     /// For a root: the scopes opened on it and not yet closed; `nil` for a scope opened on one.
-    private let openScopes: OpenScopes?
+    let openScopes: OpenScopes?
     /// For a root: a slot per registered app service, set once it is built.
     ///
     /// Reading a built app service then takes no lock. Empty for a scope opened on a root.
@@ -233,41 +233,4 @@ package final class ScopeContext: Sendable {
         for slot in published where slot.id == id { return slot }
         return nil
     }
-
-    /// Counts a scope opened on this root.
-    package func scopeOpened() {
-        #if Instrumentation
-        registry.instruments?.scopeOpened()
-        #endif
-        openScopes?.opened()
-    }
-
-    /// Counts a scope on this root as closed, waking whoever waits for the root to drain.
-    package func scopeClosed() {
-        openScopes?.closed()
-    }
-
-    /// The number of scopes opened on this root and not yet closed.
-    package var openScopeCount: Int { openScopes?.count ?? 0 }
-
-    /// Returns once every scope opened on this root has closed, and every scope of the roots
-    /// it carried services over from.
-    package func drain() async {
-        await openScopes?.drained()
-        for predecessor in state.withLock({ $0.predecessors }) { await predecessor.drained() }
-    }
-
-    /// The open scopes of this root and of its predecessors, those not drained yet.
-    var undrainedScopes: [OpenScopes] {
-        ((openScopes.map { [$0] } ?? []) + state.withLock { $0.predecessors }).filter { $0.count > 0 }
-    }
-}
-
-/// The slot a root publishes a built app service in: set once, read without a lock.
-final class PublishedService: Sendable {
-    /// The service's key, by identity.
-    let id: ObjectIdentifier
-    let box = AtomicLazyReference<AnyValueBox>()
-
-    init(id: ObjectIdentifier) { self.id = id }
 }
