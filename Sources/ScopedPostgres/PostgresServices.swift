@@ -10,13 +10,6 @@ extension ScopedValues {
         set { self[PostgresConfigurationKey.self] = newValue }
     }
 
-    /// How the scope's ``PostgresSession`` begins its transaction.
-    @available(*, deprecated, renamed: "transactionMode")
-    public var postgresTransactionMode: TransactionMode {
-        get { transactionMode }
-        set { transactionMode = newValue }
-    }
-
     /// Where postgres-nio logs; by default nowhere.
     public var postgresLogger: Logger {
         get { self[PostgresLoggerKey.self] }

@@ -459,9 +459,3 @@ private final class HandOver<Value: Sendable>: Sendable {
     }
 }
 
-/// A statement was run on a session whose scope has ended.
-@available(*, deprecated, message: "a finished session throws ScopedError.scopeEnded(entry:), as SQLiteSession does")
-public struct PostgresSessionFinishedError: Error, Sendable, CustomStringConvertible {
-    /// A description for logs and error messages.
-    public var description: String { "The PostgreSQL session has finished: its scope ended." }
-}

@@ -22,16 +22,6 @@ public struct SQLiteMigration: Sendable, Hashable {
         self.name = name
         self.statements = statements
     }
-
-    /// A migration to `version`, applied by running `script`.
-    @available(*, deprecated, message: "use init(version:name:statements:), as PostgresMigration does")
-    public init(version: Int, name: String, script: String) {
-        self.init(version: version, name: name, statements: [script])
-    }
-
-    /// The statements, joined into one script.
-    @available(*, deprecated, renamed: "statements")
-    public var script: String { statements.joined(separator: ";\n") }
 }
 
 /// A migration failed: the database stays at the version before it.

@@ -8,26 +8,10 @@ extension ScopedValues {
         set { self[SQLiteConfigurationKey.self] = newValue }
     }
 
-    /// How the scope's ``SQLiteSession`` begins its transaction, in SQLite's own terms.
-    ///
-    /// Set `transactionMode` instead: it means the same on PostgreSQL. A value set here wins
-    /// over it, for one release.
-    @available(*, deprecated, message: "set transactionMode (.readOnly or .readWrite), which both database layers read")
-    public var sqliteTransactionMode: SQLiteTransactionMode? {
-        get { self[SQLiteLegacyModeKey.self] }
-        set { self[SQLiteLegacyModeKey.self] = newValue }
-    }
-
     /// The application's database: opened once per root from ``sqliteConfiguration``, on first
     /// use, and closed when the root shuts down.
     public var sqliteDatabase: SQLiteDatabase {
         get async throws { try await self[SQLiteDatabaseKey.self] }
-    }
-
-    /// The application's database.
-    @available(*, deprecated, renamed: "sqliteDatabase")
-    public var database: SQLiteDatabase {
-        get async throws { try await sqliteDatabase }
     }
 
     /// The current scope's database session, begun as `transactionMode` says, committed when
@@ -91,9 +75,6 @@ public enum SQLiteSessionKey: ScopedServiceKey {
         } else {
             database = try await values.sqliteDatabase
         }
-        if let legacy = values[SQLiteLegacyModeKey.self] {
-            return SQLiteSession(database: database, behaviour: SQLiteSession.Behaviour(legacy))
-        }
         return SQLiteSession(database: database, mode: values.transactionMode)
     }
 
@@ -110,11 +91,6 @@ public enum SQLiteSessionKey: ScopedServiceKey {
     /// answered 503 `database_timeout`, where the task-per-close code answers all 1,089), for a
     /// reason not found yet; until it is, the SQLite session keeps the task.
     public static var closeBoundsItself: Bool { false }
-}
-
-/// Where the deprecated `sqliteTransactionMode` is kept: unset unless a caller sets it.
-enum SQLiteLegacyModeKey: ScopedKey {
-    static var defaultValue: SQLiteTransactionMode? { nil }
 }
 
 /// The key of ``Scoped/ScopedValues/sqliteConfiguration``, written by hand so that this module

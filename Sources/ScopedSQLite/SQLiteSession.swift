@@ -17,50 +17,16 @@ public import ScopedDatabase
 /// leases nothing: a session kept past its scope by an unstructured task fails loudly instead of
 /// holding a connection that nothing returns.
 public final class SQLiteSession: Sendable {
-    private enum Lease {
-        case reader(SQLiteConnection)
-        case writer(SQLiteConnection)
-    }
-
-    /// Where the session's statements run.
-    enum Behaviour: Sendable {
-        /// On a reader; a write fails.
-        case reader
-        /// On the writer, from the first statement.
-        case writer
-        /// On a reader until the first write, then on the writer (the deprecated `.deferred`).
-        case readerThenWriter
-
-        init(_ mode: TransactionMode) {
-            self = mode == .readOnly ? .reader : .writer
-        }
-
-        init(_ mode: SQLiteTransactionMode) {
-            self = mode == .immediate ? .writer : .readerThenWriter
-        }
-    }
-
     private let database: SQLiteDatabase
-    private let behaviour: Behaviour
-    private let lease: SessionLease<Lease>
+    private let lease: SessionLease<SQLiteConnection>
 
     /// How the session begins its transaction.
-    public var mode: TransactionMode { behaviour == .reader ? .readOnly : .readWrite }
+    public let mode: TransactionMode
 
     /// Creates a session on `database`; it leases nothing until its first statement.
-    public convenience init(database: SQLiteDatabase, mode: TransactionMode = .readWrite) {
-        self.init(database: database, behaviour: Behaviour(mode))
-    }
-
-    /// Creates a session on `database` with a mode in SQLite's own terms.
-    @available(*, deprecated, message: "pass a TransactionMode: .readOnly or .readWrite")
-    public convenience init(database: SQLiteDatabase, mode: SQLiteTransactionMode) {
-        self.init(database: database, behaviour: Behaviour(mode))
-    }
-
-    init(database: SQLiteDatabase, behaviour: Behaviour) {
+    public init(database: SQLiteDatabase, mode: TransactionMode = .readWrite) {
         self.database = database
-        self.behaviour = behaviour
+        self.mode = mode
         self.lease = SessionLease(entry: SQLiteSessionKey.name, turnTimeout: database.configuration.leaseTimeout)
     }
 
@@ -95,15 +61,14 @@ public final class SQLiteSession: Sendable {
 
     /// Whether the session holds the writer.
     public var isWriting: Bool {
-        if case .writer = try? lease.current() { return true }
-        return false
+        (try? lease.current())?.isWriter ?? false
     }
 
     private func withConnection<R: Sendable>(
         writing: Bool,
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
-        if writing && behaviour == .reader {
+        if writing && mode == .readOnly {
             throw SQLiteError(
                 code: .readOnly,
                 resultCode: 8,
@@ -112,37 +77,22 @@ public final class SQLiteSession: Sendable {
             )
         }
         return try await lease.withTurn {
-            let connection = try await connection(writing: writing || behaviour == .writer)
+            let connection = try await connection()
             return try await database.run(on: connection, operation: .statement, entry: lease.entry, body)
         }
     }
 
     /// The session's connection for a statement, leased and its transaction begun on first
-    /// use; called in the session's turn.
-    private func connection(writing: Bool) async throws -> SQLiteConnection {
-        switch try lease.current() {
-        case .writer(let connection):
-            return connection
-        case .reader(let connection) where !writing:
-            return connection
-        case .reader(let connection):
-            // First write after reads (the deprecated `.deferred`): end the read transaction
-            // and move to the writer.
-            try? connection.transaction(.commit)
-            database.release(connection)
-            _ = lease.store(nil)
-            return try await self.connection(writing: true)
-        case nil:
-            let made: Lease =
-                writing
-                ? .writer(try await database.beginWrite(entry: lease.entry))
-                : .reader(try await database.beginRead(entry: lease.entry))
-            // Always stored: the session finishes only after the statement in its turn.
-            _ = lease.store(made)
-            switch made {
-            case .reader(let connection), .writer(let connection): return connection
-            }
-        }
+    /// use: the writer in `.readWrite`, a reader in `.readOnly`; called in the session's turn.
+    private func connection() async throws -> SQLiteConnection {
+        if let connection = try lease.current() { return connection }
+        let connection =
+            mode == .readOnly
+            ? try await database.beginRead(entry: lease.entry)
+            : try await database.beginWrite(entry: lease.entry)
+        // Always stored: the session finishes only after the statement in its turn.
+        _ = lease.store(connection)
+        return connection
     }
 
     /// Ends the session: refuses later statements, waits for the one in flight, commits on
@@ -151,11 +101,7 @@ public final class SQLiteSession: Sendable {
     /// - Throws: the commit's error, after rolling back, when a successful scope's commit fails;
     ///   `DatabaseTimeoutError` when the commit or rollback ran past the statement timeout.
     public func finish(_ outcome: ScopeOutcome) async throws {
-        guard let current = await lease.finish().lease else { return }
-        let connection: SQLiteConnection =
-            switch current {
-            case .reader(let connection), .writer(let connection): connection
-            }
+        guard let connection = await lease.finish().lease else { return }
         // Rolls back whatever did not commit; replaces a connection that was interrupted.
         defer { database.release(connection) }
         // A statement of the session ran out of time or was cancelled: its transaction is

@@ -160,31 +160,13 @@ struct SQLiteSessionTests {
         await root.shutdown()
     }
 
-    @Test func theDeprecatedDeferredModeStillMovesToTheWriterAtItsFirstWrite() async throws {
-        let folder = try TemporaryFolder()
-        let root = makeRoot(folder)
-        try await root.withScope({ $0.sqliteTransactionMode = .deferred }) {
-            let session = try await ScopedValues.current.sqliteSession
-            #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
-            #expect(!session.isWriting)
-            let id = try await session.insert("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
-            #expect(id == 1)
-            #expect(session.isWriting)
-            #expect(try await session.scalar("SELECT count(*) FROM movies", as: Int.self) == 1)
-        }
-        #expect(try await count(root) == 1)
-        await root.shutdown()
-    }
-
     /// Check-then-write: a rating is inserted only after checking its movie exists, while another request deletes that
     /// movie.
     ///
-    /// Immediate mode holds the write lock from the check, so the delete waits and the insert succeeds; deferred mode
-    /// (the documented fallback) checks in a read transaction, the delete slips in, and the insert fails.
-    @Test(arguments: [SQLiteTransactionMode.immediate, .deferred])
-    func aConcurrentDeleteCannotSlipBetweenTheCheckAndTheInsertOfAnImmediateSession(mode: SQLiteTransactionMode)
-        async throws
-    {
+    /// A `.readWrite` session holds the write lock from the check, so the delete waits and the insert succeeds. A
+    /// session that checked in a read transaction and moved to the writer at its first write would let the delete slip
+    /// in, and its insert would fail.
+    @Test func aConcurrentDeleteCannotSlipBetweenTheCheckAndTheInsertOfAReadWriteSession() async throws {
         let folder = try TemporaryFolder()
         let root = makeRoot(folder)
         try await root.withScope { try await insert("Heat") }
@@ -201,10 +183,7 @@ struct SQLiteSessionTests {
         }
         var insertError: (any Error)?
         do {
-            try await root.withScope({
-                // `.readWrite` is what `.immediate` was; `.deferred` remains only under the deprecated entry.
-                if mode == .immediate { $0.transactionMode = .readWrite } else { $0.sqliteTransactionMode = mode }
-            }) {
+            try await root.withScope({ $0.transactionMode = .readWrite }) {
                 let session = try await ScopedValues.current.sqliteSession
                 let id = try #require(
                     try await session.scalar("SELECT id FROM movies WHERE title = \("Heat")", as: Int.self)
@@ -220,14 +199,8 @@ struct SQLiteSessionTests {
             insertError = error
         }
         try await deleter.value
-        switch mode {
-        case .immediate:
-            #expect(insertError == nil)
-            #expect(events.all == ["inserted", "deleted"])
-        case .deferred:
-            #expect((insertError as? SQLiteError)?.code == .constraint)
-            #expect(events.all == ["deleted"])
-        }
+        #expect(insertError == nil)
+        #expect(events.all == ["inserted", "deleted"])
         await root.shutdown()
     }
 
