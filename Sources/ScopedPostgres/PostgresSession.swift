@@ -458,4 +458,3 @@ private final class HandOver<Value: Sendable>: Sendable {
         return try await value()
     }
 }
-
