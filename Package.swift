@@ -104,6 +104,8 @@ let package = Package(
             name: "Scoped",
             dependencies: [
                 .target(name: "ScopedMacros", condition: .when(traits: ["Macros"])),
+                // A close failure that cannot be thrown is logged where the server's logs go.
+                .product(name: "Logging", package: "swift-log"),
                 .product(
                     name: "Tracing",
                     package: "swift-distributed-tracing",
@@ -333,6 +335,7 @@ let package = Package(
             dependencies: [
                 "Scoped",
                 "ScopedTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]

@@ -34,7 +34,7 @@ public final class ScopeRoot: Sendable {
     ///   - variants: named variants of entries that the root or a scope can select by name.
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
     ///     operation threw its own error, or because the scope had already ended; by default
-    ///     they are printed to standard error.
+    ///     they are logged at `error` level with the label `Scoped`, through swift-log.
     ///   - closeTimeout: how long a service's close may run before it is abandoned and
     ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
     ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
@@ -108,7 +108,7 @@ public final class ScopeRoot: Sendable {
                 services: services.map { ScopeRegistry.Service($0) },
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 variants: variants,
-                onCloseError: onCloseError ?? ScopeRegistry.printCloseError,
+                onCloseError: onCloseError ?? ScopeRegistry.logCloseError,
                 closeTimeout: closeTimeout,
                 observer: base.node.observer,
                 instrumentation: instrumentation

@@ -1,4 +1,4 @@
-import Foundation
+import Logging
 
 /// What an application root knows about its services, requirements and variants; shared by
 /// every scope opened on it.
@@ -52,7 +52,7 @@ package final class ScopeRegistry: Sendable {
         services: [Service] = [],
         requirements: [Requirement] = [],
         variants: ScopedVariants = ScopedVariants(),
-        onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.printCloseError,
+        onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.logCloseError,
         closeTimeout: Duration? = nil,
         observer: DefaultReadObserver? = nil,
         instrumentation: ScopeInstrumentation = .bootstrapped
@@ -68,8 +68,10 @@ package final class ScopeRegistry: Sendable {
         #endif
     }
 
-    /// Writes a close failure to standard error: the default when no handler is given.
-    package static let printCloseError: @Sendable (ScopeCloseError) -> Void = { error in
-        FileHandle.standardError.write(Data("Scoped: \(error)\n".utf8))
+    /// Logs a close failure at `error` level with the label `Scoped`, where the process's
+    /// other logs go (standard error until `LoggingSystem.bootstrap` says otherwise): the
+    /// default when no handler is given.
+    package static let logCloseError: @Sendable (ScopeCloseError) -> Void = { error in
+        Logger(label: "Scoped").error("\(error)", metadata: ["scope.outcome": "\(error.outcome)"])
     }
 }
