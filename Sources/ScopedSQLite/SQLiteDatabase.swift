@@ -162,7 +162,12 @@ public final class SQLiteDatabase: Sendable {
             try? connection.transaction(.commit)
             release(connection)
         }
-        return try await run(on: connection, operation: .statement, entry: entry) { try body(SQLiteTransaction($0)) }
+        return try await run(on: connection, operation: .statement, entry: entry) { connection in
+            // Bound to a name first: Swift 6.3.1's optimizer crashes (signal 6, "Cannot initialize a
+            // nonCopyable type with a guaranteed value") inlining the temporary passed as `borrowing`.
+            let transaction = SQLiteTransaction(connection)
+            return try body(transaction)
+        }
     }
 
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction: committed
@@ -179,7 +184,8 @@ public final class SQLiteDatabase: Sendable {
         let connection = try await beginWrite(entry: entry)
         defer { release(connection) }  // Rolls back whatever did not commit.
         return try await run(on: connection, operation: .statement, entry: entry) { connection in
-            let result = try body(SQLiteTransaction(connection))
+            let transaction = SQLiteTransaction(connection)
+            let result = try body(transaction)
             try connection.transaction(.commit)
             return result
         }
