@@ -10,6 +10,10 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     case captiveDependency(chain: [String])
     /// A ``ScopedLifetime/scope`` service was read outside any scope opened with `withScope`.
     case outsideScope(entry: String)
+    /// A service was read, or `withScope` called, where no application root is current:
+    /// outside every ``ScopeRoot``'s scopes and every test scope. `entry` is the service read,
+    /// or `nil` for `withScope`.
+    case outsideRoot(entry: String?)
     /// A service was read after the scope that owns it had ended.
     case scopeEnded(entry: String)
     /// A variant was selected that the application root did not register.
@@ -32,7 +36,11 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "one scope's resource after that scope ends; read the scoped service where it is used instead."
         case .outsideScope(let entry):
             "\(entry) has scope lifetime but was read outside any scope. Open one with "
-                + "`root.withScope { … }` or `withScope { … }` around the code that reads it."
+                + "`root.withScope { … }` (or `withScope { … }` inside the root's scopes) around the code that reads it."
+        case .outsideRoot(let entry):
+            "\(entry.map { "\($0) was read" } ?? "withScope was called") outside any application root. Create a "
+                + "`ScopeRoot` at start-up and open scopes on it (`root.withScope { … }`, or the adapter of your server "
+                + "framework for each request); in a test, use the `.scoped` trait or `withTestScope { … }`."
         case .scopeEnded(let entry):
             "\(entry) was read after the scope that owns it had ended; "
                 + "work that outlives its scope must be handed off with `handOff(timeout:) { … }`."

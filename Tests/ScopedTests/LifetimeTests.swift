@@ -245,11 +245,15 @@ struct LifetimeTests {
         await #expect(throws: ScopedError.scopeEnded(entry: AppClockKey.name)) { _ = try await read() }
     }
 
-    @Test func scopeServiceOutsideAnyScopeIsAnError() async throws {
+    /// On the root's own values (a job running on the root), no request scope owns a scope
+    /// service. (Outside every root, `OutsideRootTests`.)
+    @Test func scopeServiceReadOnTheRootOutsideAnyScopeIsAnError() async throws {
+        let (root, _) = makeRoot()
         let error = try await #require(throws: ScopedError.self) {
-            _ = try await ScopedValues.current[SessionKey.self]
+            try await withScopedValues(root.values) { _ = try await ScopedValues.current[SessionKey.self] }
         }
         #expect(error == .outsideScope(entry: "session"))
+        await root.shutdown()
     }
 
     @Test func failedConstructionIsSharedByConcurrentReadersAndRetriedLater() async throws {

@@ -37,7 +37,8 @@ import Synchronization
 ///   - line: the line it is handed off on.
 ///   - operation: the work.
 /// - Returns: the task running the work. Awaiting its value is optional: what the work throws
-///   ends there, and in the outcome its scope's services are told.
+///   ends there, and in the outcome its scope's services are told. Outside every application
+///   root the work does not run, and the task throws ``ScopedError/outsideRoot(entry:)``.
 @discardableResult
 public func handOff(
     timeout: Duration,
@@ -47,7 +48,16 @@ public func handOff(
 ) -> Task<Void, any Error> {
     // Opened and counted now, before the current scope can close and before a shutdown can
     // find the root drained.
-    let scope = Scope(childOf: .current, label: "work handed off at \(fileID):\(line)") { _ in }
+    let current = ScopedValues.current
+    let scope: Scope
+    do {
+        scope = Scope(childOf: current, in: try current.parentScope(), label: "work handed off at \(fileID):\(line)") {
+            _ in
+        }
+    } catch {
+        // Outside every root: nothing to run the work in, and nothing would wait for it.
+        return Task { throw error }
+    }
     return Task {
         try await scope.runClosingOnFailure(outcome: { error in
             if case ScopedError.timedOut = error { .cancelled } else { ScopeOutcome(endingWith: error) }

@@ -25,15 +25,17 @@ public final class Scope: Sendable {
     private let context: ScopeContext
     private let isClosing = Atomic<Bool>(false)
 
-    /// Opens a child scope of `parent`, counted open on its root until it closes.
+    /// Opens a child scope of `parent`'s scope `context`, counted open on its root until it
+    /// closes.
     ///
     /// `label` names it in a test's report of work left running, when it is not a plain scope.
     init<Failure: Error>(
         childOf parent: ScopedValues,
+        in context: ScopeContext,
         label: String? = nil,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
-        (values, context) = try parent.openChildScope(update, label: label)
+        (values, self.context) = try parent.openChildScope(of: context, update, label: label)
     }
 
     deinit {

@@ -136,10 +136,6 @@ public final class ScopeRoot: Sendable {
         context.detach()
     }
 
-    /// The root used where no root was created: reading an app service outside any scope
-    /// builds it here, once per process.
-    package static let implicit = ScopeRoot(startingFrom: ScopedValues()) { _ in }
-
     /// Runs `operation` in a new scope, child of this root, whose values are the root's changed
     /// by `update`; closes the services the scope built when the operation ends.
     ///
@@ -164,7 +160,7 @@ public final class ScopeRoot: Sendable {
     public func openScope<Failure: Error>(
         _ update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) -> Scope {
-        try Scope(childOf: values, update: update)
+        try Scope(childOf: values, in: context, update: update)
     }
 
     /// Opens a child scope of this root, with the root's values, that stays open until you
@@ -172,7 +168,7 @@ public final class ScopeRoot: Sendable {
     ///
     /// - Returns: the open scope, counted in ``openScopeCount`` until it closes.
     public func openScope() -> Scope {
-        Scope(childOf: values) { _ in }
+        Scope(childOf: values, in: context) { _ in }
     }
 
     /// Waits for the scopes opened on this root to close, then closes the app services it built, newest first.

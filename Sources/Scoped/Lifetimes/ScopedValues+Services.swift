@@ -6,7 +6,8 @@ extension ScopedValues {
     /// the innermost scope opened with `withScope`.
     ///
     /// - Throws: what the service's construction throws, or a ``ScopedError`` for a cycle, a
-    ///   captive dependency, or a scoped service read outside any scope.
+    ///   captive dependency, a scoped service read outside any scope, or any service read
+    ///   outside every application root.
     public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
         get async throws {
             // Only `set(_:to:)` stores under a service key, always a `K.Value`. Asked without a
@@ -15,14 +16,14 @@ extension ScopedValues {
                 return ScopeNodeBuffer.load(storage, as: K.Value.self)
             }
             if let observer = node.observer, let provided = observer.providedService(key) { return provided }
+            guard let scope else { throw ScopedError.outsideRoot(entry: K.name) }
             let owner: ScopeContext
             switch K.lifetime {
             case .app:
-                owner = scope?.root ?? ScopeRoot.implicit.context
+                owner = scope.root
             case .scope:
-                guard let scope, scope.lifetime == .scope else {
-                    let recorder = (scope ?? ScopeRoot.implicit.context).registry.dependencies
-                    try recorder.check(.init(key), in: .current, recordingRead: false)
+                guard scope.lifetime == .scope else {
+                    try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
                     throw ScopedError.outsideScope(entry: K.name)
                 }
                 owner = scope

@@ -2,11 +2,12 @@
 /// ``ScopedLifetime/scope`` services built in it and closes them when the operation ends.
 ///
 /// Unlike ``withScopedValues(_:operation:)-1xu3d``, which only changes values, this
-/// opens a lifetime scope: a request, a job, a unit of work. Outside any scope, the new scope
-/// is a child of a process-wide implicit root.
+/// opens a lifetime scope: a request, a job, a unit of work. It needs an application root:
+/// call it inside a scope of a ``ScopeRoot`` or a test scope, or call the root's own
+/// ``ScopeRoot/withScope(_:operation:)``.
 ///
 /// - Throws: what `operation` throws; or, when it returned but a service failed to close,
-///   a ``ScopeCloseError``.
+///   a ``ScopeCloseError``; ``ScopedError/outsideRoot(entry:)`` outside every root.
 @inlinable
 nonisolated(nonsending) public func withScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
@@ -25,7 +26,7 @@ nonisolated(nonsending) func runInChildScope<R>(
     update: (inout ScopedValues) throws -> Void,
     operation: () async throws -> R
 ) async throws -> R {
-    let (values, context) = try parent.openChildScope(update)
+    let (values, context) = try parent.openChildScope(of: try parent.parentScope(), update)
     // The services close inside the scope's binding, so they need no binding of their own.
     return try await ScopedValues.taskLocalNode.withValue(
         values.node,

@@ -40,7 +40,7 @@ extension ScopeRoot {
         let scopeValues: ScopedValues
         let scope: ScopeContext
         do {
-            (scopeValues, scope) = try values.childScope(update)
+            (scopeValues, scope) = try values.childScope(of: context, update)
         } catch {
             record(ScopeProblem(kind: .scopeFailed, entry: "scope", message: "Opening a scope threw: \(error)"))
             return problems

@@ -1,12 +1,22 @@
 extension ScopedValues {
-    /// A child lifetime scope of these values' scope (of the implicit root outside any scope): a new scope context, and
-    /// these values one level deeper, changed by `update`, bound to it.
+    /// The scope these values belong to, which a child scope is opened in.
+    ///
+    /// - Throws: ``ScopedError/outsideRoot(entry:)`` outside every root and test scope.
+    @usableFromInline
+    func parentScope() throws(ScopedError) -> ScopeContext {
+        guard let scope else { throw ScopedError.outsideRoot(entry: nil) }
+        return scope
+    }
+
+    /// A child lifetime scope of `parent`, these values' scope: a new scope context, and these
+    /// values one level deeper, changed by `update`, bound to it.
     ///
     /// The caller closes the context.
-    func childScope<Failure: Error>(_ update: (inout ScopedValues) throws(Failure) -> Void) throws(Failure) -> (
-        values: ScopedValues, context: ScopeContext
-    ) {
-        let context = ScopeContext(childOf: scope ?? ScopeRoot.implicit.context)
+    func childScope<Failure: Error>(
+        of parent: ScopeContext,
+        _ update: (inout ScopedValues) throws(Failure) -> Void
+    ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
+        let context = ScopeContext(childOf: parent)
         var values = child(scope: context)
         try update(&values)
         context.attach(values.node)
@@ -17,10 +27,11 @@ extension ScopedValues {
     /// work in.
     @usableFromInline
     func openChildScope<Failure: Error>(
+        of parent: ScopeContext,
         _ update: (inout ScopedValues) throws(Failure) -> Void,
         label: String? = nil
     ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
-        let (values, context) = try childScope(update)
+        let (values, context) = try childScope(of: parent, update)
         context.root.scopeOpened()
         context.registry.observer?.openWork?.opened(context, values: values, label: label)
         return (values, context)
