@@ -102,12 +102,12 @@ public final class SQLiteSession: Sendable {
     ///   `DatabaseTimeoutError` when the commit or rollback ran past the statement timeout.
     public func finish(_ outcome: ScopeOutcome) async throws {
         guard let connection = await lease.finish().lease else { return }
-        // Rolls back whatever did not commit; replaces a connection that was interrupted.
-        defer { database.release(connection) }
         // A statement of the session ran out of time or was cancelled: its transaction is
         // rolled back with the connection, and a scope that ended well learns that nothing was
         // committed.
         guard !connection.wasInterrupted else {
+            // Rolls back what it held; replaces the interrupted connection.
+            database.release(connection)
             guard outcome.isSuccess else { return }
             throw DatabaseTimeoutError(
                 operation: .statement,
@@ -117,6 +117,7 @@ public final class SQLiteSession: Sendable {
         }
         // A reader's transaction only ends; the writer's commits or rolls back with the scope.
         let end: SQLiteConnection.TransactionCommand = connection.isWriter && !outcome.isSuccess ? .rollback : .commit
-        try await database.run(on: connection, operation: .finish, entry: lease.entry) { try $0.transaction(end) }
+        // Ends the transaction and returns the connection (rolled back, should the commit fail).
+        try await database.finish(connection, with: end, entry: lease.entry)
     }
 }

@@ -1,0 +1,118 @@
+import Foundation
+import Scoped
+import ScopedDatabase
+@testable import ScopedSQLite
+import ScopedTestSupport
+import Synchronization
+import Testing
+
+/// The writer goes to the next session as soon as a session's commit returns, not once the
+/// finishing task has found a thread to resume on: under load that wait was most of a write's
+/// time, all of it holding the one writer.
+@Suite(.loadExclusion)
+struct WriterHandOverTests {
+    @Test func theNextWriterGetsTheWriterWhileTheFinishingTaskWaitsForItsExecutor() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(
+            SQLiteConfiguration(
+                path: folder.path("catalog.sqlite"),
+                migrations: movieSchema,
+                leaseTimeout: .seconds(20)
+            )
+        )
+        let first = SQLiteSession(database: database)
+        try await first.insert("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
+
+        // The writer thread is held, so the first session's commit waits there.
+        let writerHeld = DispatchSemaphore(value: 0)
+        let holding = Task { try await database.writerThread.run { writerHeld.wait() } }
+        // The first session finishes from an actor whose thread the test stops once the commit
+        // has been queued on the writer thread: the task cannot resume until the test lets it.
+        let finisher = Finisher()
+        let finished = Task { try await finisher.finish(first) }
+        while first.isActive { try await Task.sleep(for: .milliseconds(1)) }
+        // Queued behind the finishing job now running on the actor's thread (its lease taken,
+        // about to hop to the writer thread): it runs once that job has hopped.
+        let actorHeld = DispatchSemaphore(value: 0)
+        finisher.executor.block(until: actorHeld)
+        writerHeld.signal()
+        try await holding.value
+
+        // Another session leases the writer, writes and commits while the first task still
+        // cannot run.
+        let secondCommitted = Atomic<Bool>(false)
+        let second = Task {
+            let next = SQLiteSession(database: database)
+            try await next.insert("INSERT INTO movies (title, year) VALUES (\("Alien"), \(1979))")
+            try await next.finish(.success)
+            secondCommitted.store(true, ordering: .releasing)
+        }
+        let secondEnded = await eventually(within: .seconds(10)) { secondCommitted.load(ordering: .acquiring) }
+        #expect(secondEnded, "the second session did not get the writer while the first task waited")
+        actorHeld.signal()
+        try await finished.value
+        try await second.value
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 2)
+        await database.close()
+        finisher.executor.stop()
+    }
+}
+
+/// Finishes sessions on its own thread.
+private actor Finisher {
+    nonisolated let executor = ThreadExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    func finish(_ session: SQLiteSession) async throws {
+        try await session.finish(.success)
+    }
+}
+
+/// A serial executor on a thread of its own, which the test can stop for a while.
+private final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+    // `@unchecked Sendable`: `work` is touched only with `condition` locked.
+    private let condition = NSCondition()
+    private var work: [() -> Void] = []
+    private var stopped = false
+
+    init() {
+        Thread { [self] in
+            while true {
+                condition.lock()
+                while work.isEmpty && !stopped { condition.wait() }
+                if work.isEmpty {
+                    condition.unlock()
+                    return
+                }
+                let next = work.removeFirst()
+                condition.unlock()
+                next()
+            }
+        }
+        .start()
+    }
+
+    private func append(_ item: @escaping () -> Void) {
+        condition.lock()
+        work.append(item)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        append { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+    }
+
+    /// Holds the thread, after what is queued now, until `semaphore` is signalled.
+    func block(until semaphore: DispatchSemaphore) {
+        append { semaphore.wait() }
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+}
