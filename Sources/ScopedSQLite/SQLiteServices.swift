@@ -86,10 +86,12 @@ public enum SQLiteSessionKey: ScopedServiceKey {
     /// `false`, for now: the close runs under the root's close timeout in a task of its own.
     ///
     /// Finishing waits only for the statement in flight and the commit or rollback, each ended
-    /// by the statement timeout, so it could close inline, as the PostgreSQL session does. Inline,
-    /// the reliability suite's `reload` scenario lost writes to lease timeouts (35 of 160
-    /// answered 503 `database_timeout`, where the task-per-close code answers all 1,089), for a
-    /// reason not found yet; until it is, the SQLite session keeps the task.
+    /// by the statement timeout, so it could close inline, as the PostgreSQL session does.
+    /// Inline, read requests end with fewer suspensions and take more of the cooperative
+    /// threads, and each write, which holds the one writer across its waits for a thread,
+    /// slowed about fourfold under the reliability suite's `reload` load (32 readers beside 32
+    /// writers): 20–25 of about 240 writes ran past their lease timeout, where the
+    /// task-per-close code answers every one of about 1,300. So the session keeps the task.
     public static var closeBoundsItself: Bool { false }
 }
 
