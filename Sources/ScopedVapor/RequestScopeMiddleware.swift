@@ -4,9 +4,12 @@ public import Vapor
 /// A Vapor middleware that runs every request in its own scope, a child of the application
 /// root.
 ///
-/// The scope holds the request's ID (`ScopedValues.requestID`: Vapor's `Request.id`, which
-/// Vapor takes from the client's `X-Request-Id` and logs as `request-id`) plus whatever
-/// `update` sets. It stays open until the response body has been written, streamed bodies
+/// The scope holds the request's ID (`ScopedValues.requestID`) plus whatever `update` sets.
+/// The ID is Vapor's `Request.id`, which Vapor takes unchecked from the client's
+/// `X-Request-Id`, when it is a valid request ID (1 to 64 characters from
+/// `A-Z a-z 0-9 . _ -`), as on every other stack; otherwise a new one, which also replaces the
+/// client's in the `request-id` metadata of `request.logger`, so that no client can forge a
+/// log line. It stays open until the response body has been written, streamed bodies
 /// included, and closes exactly once:
 ///
 /// - `ScopeOutcome.success` when the body was written completely. A body held in memory (a
@@ -70,9 +73,11 @@ public struct RequestScopeMiddleware: AsyncMiddleware {
     /// Runs the rest of the chain in a new request scope, and returns its response with a body
     /// that closes the scope once it has been written.
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
+        let requestID = RequestIDs.accepting(request.id) ?? RequestIDs.next()
+        if requestID != request.id { request.logger[metadataKey: "request-id"] = .string(requestID) }
         let scope = try root()
             .openScope { values in
-                values.requestID = request.id
+                values.requestID = requestID
                 try update(&values, request)
             }
         let handOver = ScopeHandOver(scope: scope)

@@ -40,6 +40,9 @@ struct VaporRequestScopeTests {
         app.get("echo") { _ async throws -> ScopeEcho in
             ScopeEcho(requestID: ScopedValues.current.requestID, tag: ScopedValues.current.tag)
         }
+        app.get("logged-id") { request async throws -> [String] in
+            [ScopedValues.current.requestID ?? "", request.logger[metadataKey: "request-id"].map { "\($0)" } ?? ""]
+        }
         app.get("short") { _ async throws -> String in
             _ = try await ScopedValues.current[LoggedResourceKey.self]
             return "short"
@@ -113,6 +116,29 @@ struct VaporRequestScopeTests {
                 }
         }
         #expect(root.openScopeCount == 0)
+    }
+
+    /// A client's `X-Request-Id` that could forge a log line (Vapor copies it into `Request.id`
+    /// unchecked) is replaced, in the scope and in the request logger's metadata, by an ID of
+    /// the library's own; a valid one is kept in both.
+    @Test func aForgedRequestIDIsReplacedInTheScopeAndInVaporsLogger() async throws {
+        let root = ScopeRoot()
+        try await withTestingApp { app in
+            app.middleware.use(RequestScopeMiddleware(root: root))
+            routes(app)
+            let client = try app.testing(method: .running(hostname: "127.0.0.1", port: 0))
+            let forged = "x\" level=critical msg=\"forged " + String(repeating: "z", count: 80)
+            try await client.test(.GET, "logged-id", headers: ["X-Request-Id": forged]) { response in
+                let ids = try response.content.decode([String].self)
+                #expect(ids[0] != forged && ids[0].count == 32 && ids[0].allSatisfy(\.isHexDigit))
+                #expect(ids[1] == ids[0])
+            }
+            try await client.test(.GET, "logged-id", headers: ["X-Request-Id": "client-7.a_b"]) { response in
+                let ids = try response.content.decode([String].self)
+                #expect(ids == ["client-7.a_b", "client-7.a_b"])
+            }
+        }
+        await root.shutdown()
     }
 
     /// What the middleware's documentation warns of: a synchronous handler reads no scope.
