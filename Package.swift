@@ -455,6 +455,8 @@ let package = Package(
             name: "ScopedOpenAPITests",
             dependencies: [
                 "ScopedOpenAPI",
+                "ScopedHummingbird",
+                "ScopedVapor",
                 "ScopedTesting",
                 "ScopedTestSupport",
                 "SessionTestSupport",

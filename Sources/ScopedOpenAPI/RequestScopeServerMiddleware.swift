@@ -23,6 +23,14 @@ public import Scoped
 ///   away) or never read it.
 /// - `ScopeOutcome.failure(_:)` when the handler or the body threw.
 ///
+/// Behind a framework's request scope opened on the same root (Hummingbird's or Vapor's
+/// `RequestScopeMiddleware`), it opens no scope of its own: the handler runs in that request's
+/// scope, with `update`'s changes as values over it, so a request has one scope, one session
+/// and one transaction however the layers stack, and that scope's rules for the body apply. A
+/// streamed body produced after the handler returned sees the outer scope's values without
+/// `update`'s changes. (Should a reload replace a `ReloadableScopeRoot`'s root between the two
+/// middlewares, the request gets a scope of its own on the new root.)
+///
 /// Errors pass through unchanged, so the transport and the middlewares before this one see
 /// each error as the handler threw it.
 ///
@@ -75,8 +83,19 @@ public struct RequestScopeServerMiddleware: ServerMiddleware {
                 HTTPResponse, HTTPBody?
             )
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let id = ScopedValues.current.requestID ?? Self.requestID(of: request)
-        let scope = try root()
+        let root = root()
+        let current = ScopedValues.current
+        if current.isInRequestScope(of: root) {
+            // Behind a framework's request scope on the same root (Hummingbird's, Vapor's): one
+            // scope, one session and one transaction per request. That scope closes after the
+            // response body, and holds its last chunk back until it has.
+            return try await withScopedValues({ try update(&$0, request, metadata, operationID) }) {
+                try await next(request, body, metadata)
+            }
+        }
+        let id = current.requestID ?? Self.requestID(of: request)
+        let scope =
+            try root
             .openScope { values in
                 values.requestID = id
                 try update(&values, request, metadata, operationID)

@@ -6,7 +6,9 @@ import OpenAPIHummingbird
 import OpenAPIRuntime
 import OpenAPIVapor
 import Scoped
+import ScopedHummingbird
 import ScopedOpenAPI
+import ScopedVapor
 import ScopedTestSupport
 import SessionTestSupport
 import Testing
@@ -68,13 +70,21 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
     var testDescription: String { rawValue }
 
     /// Serves what `register` registers on a free loopback port and runs `body` with the port.
+    ///
+    /// With `outerRoot`, every request first runs through the framework's own request scope on
+    /// that root, which builds the request's ``LoggedResourceKey`` before the handler runs.
     func serve(
         _ register: (any ServerTransport) throws -> Void,
+        behindRequestScopesOn outerRoot: ScopeRoot? = nil,
         _ body: @Sendable (Int) async throws -> Void
     ) async throws {
         switch self {
         case .hummingbird:
             let router = Hummingbird.Router()
+            if let outerRoot {
+                router.add(middleware: ScopedHummingbird.RequestScopeMiddleware(root: outerRoot))
+                router.add(middleware: BuildsTheResource())
+            }
             try register(router)
             try await Hummingbird.Application(router: router)
                 .test(.live) { client in
@@ -83,6 +93,10 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .vapor:
             let app = try await Vapor.Application.make(.testing)
             app.logger.logLevel = .critical
+            if let outerRoot {
+                app.middleware.use(ScopedVapor.RequestScopeMiddleware(root: outerRoot))
+                app.middleware.use(BuildsTheResource())
+            }
             do {
                 try register(VaporTransport(routesBuilder: app))
                 try await app.server.start(address: .hostname("127.0.0.1", port: 0))
@@ -95,6 +109,25 @@ enum Transport: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 throw error
             }
         }
+    }
+}
+
+/// Builds the request's resource in the framework's request scope, before the handler runs.
+struct BuildsTheResource: RouterMiddleware, AsyncMiddleware {
+    typealias Context = BasicRequestContext
+
+    func handle(
+        _ request: Hummingbird.Request,
+        context: BasicRequestContext,
+        next: @concurrent (Hummingbird.Request, BasicRequestContext) async throws -> Hummingbird.Response
+    ) async throws -> Hummingbird.Response {
+        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        return try await next(request, context)
+    }
+
+    func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
+        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        return try await next.respond(to: request)
     }
 }
 
@@ -128,6 +161,22 @@ struct RequestScopeServerMiddlewareTests {
                 .exchange("GET /echo HTTP/1.1\r\nHost: test\r\nConnection: close\r\nX-Request-ID: no spaces\r\n\r\n")
             let id = try #require(invalidID.split(separator: "\r\n\r\n").last?.split(separator: " ").first)
             #expect(id.wholeMatch(of: /[0-9a-f]{32}/) != nil, "a new ID instead of an invalid one: \(id)")
+        }
+        #expect(root.openScopeCount == 0)
+    }
+
+    /// Behind the framework's own request scope on the same root, the handler runs in that
+    /// scope: the resource the framework's middleware built is the one the handler reads, built
+    /// and closed once, and the OpenAPI middleware's `update` still reaches the handler.
+    @Test(arguments: Transport.allCases)
+    func behindAFrameworksRequestScopeTheHandlerJoinsItInsteadOfOpeningASibling(transport: Transport) async throws {
+        let (api, root, log) = makeAPI()
+        try await transport.serve(api, behindRequestScopesOn: root) { port in
+            let response = try await RawHTTPConnection(port: port)
+                .exchange("GET /echo HTTP/1.1\r\nHost: test\r\nConnection: close\r\nX-Tag: blue\r\n\r\n")
+            #expect(response.hasPrefix("HTTP/1.1 200 OK"))
+            #expect(response.hasSuffix(" echo:blue"))
+            #expect(log.all == ["success"])
         }
         #expect(root.openScopeCount == 0)
     }

@@ -37,3 +37,13 @@ extension ScopedValues {
         return (values, context)
     }
 }
+
+extension ScopedValues {
+    /// Whether these values belong to a request scope (a lifetime scope, not the root itself)
+    /// opened on `root`: what an adapter layered behind another one's request scope joins
+    /// instead of opening a sibling on the root.
+    package func isInRequestScope(of root: ScopeRoot) -> Bool {
+        guard let scope, scope.lifetime == .scope else { return false }
+        return scope.root === root.context
+    }
+}
