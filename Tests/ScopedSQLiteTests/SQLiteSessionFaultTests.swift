@@ -78,7 +78,9 @@ struct SQLiteSessionFaultTests {
         // Long enough for a point read on a machine busy with other tests, far shorter than the
         // slow query.
         let database = try openDatabase(folder, readers: 1, statementTimeout: .seconds(2))
-        let session = SQLiteSession(database: database)
+        // Read-only: the slow query runs on the database's one reader (a read-write session
+        // would run it on the writer, and the test would say nothing of the readers).
+        let session = SQLiteSession(database: database, mode: .readOnly)
         let error = await #expect(throws: DatabaseTimeoutError.self) {
             try await session.scalar(slowQuery, as: Int.self)
         }
@@ -87,8 +89,8 @@ struct SQLiteSessionFaultTests {
         try? await session.finish(.failure(error!))
         #expect(database.statistics().connections == 2)
         #expect(database.statistics().leased == 0)
-        // The one reader was replaced, not lost: the next session reads.
-        let next = SQLiteSession(database: database)
+        // The one reader was replaced, not lost: the next session reads on it.
+        let next = SQLiteSession(database: database, mode: .readOnly)
         #expect(try await next.scalar("SELECT count(*) FROM movies", as: Int.self) == 0)
         try await next.finish(.success)
         await database.close()
