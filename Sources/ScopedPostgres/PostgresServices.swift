@@ -1,7 +1,7 @@
 public import Logging
 public import PostgresNIO
 public import Scoped
-public import ScopedDatabase
+import ScopedDatabase
 
 extension ScopedValues {
     /// How to reach the application's PostgreSQL database; set it on the application root.
