@@ -262,15 +262,13 @@ public final class SQLiteDatabase: Sendable {
         // rollback runs to its end whether the closing task was cancelled or not (a scope's close
         // runs inline in it): only its deadline interrupts it.
         let followsCancellation = operation != .finish
-        // Interrupted before it started: `sqlite3_interrupt` reaches only a running statement.
-        // Or interrupted by an earlier statement's deadline that fired as that statement
-        // returned: the transaction is lost all the same, and the session ran out of time.
-        let timeout = configuration.statementTimeout
         func unlessInterrupted() throws -> R {
-            if connection.wasInterrupted {
-                if followsCancellation && Task.isCancelled { throw CancellationError() }
-                throw DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
-            }
+            try throwIfInterrupted(
+                connection,
+                operation: operation,
+                entry: entry,
+                followingCancellation: followsCancellation
+            )
             return try body(connection)
         }
         func onItsThread() async throws -> R {
@@ -312,10 +310,7 @@ public final class SQLiteDatabase: Sendable {
         let deadline = watchdog.register(after: timeout) { connection.interrupt() }
         let (result, expired) = try await writerThread.run { () -> (Result<Void, any Error>, Bool) in
             let result = Result<Void, any Error> {
-                // Interrupted before it started: `sqlite3_interrupt` reaches only a running statement.
-                if connection.wasInterrupted {
-                    throw DatabaseTimeoutError(operation: .finish, timeout: timeout, entry: entry)
-                }
+                try throwIfInterrupted(connection, operation: .finish, entry: entry, followingCancellation: false)
                 try connection.transaction(end)
             }
             // Released here only once the deadline can no longer interrupt it: an interrupt
@@ -327,6 +322,22 @@ public final class SQLiteDatabase: Sendable {
         guard expired else { return try result.get() }
         release(connection)  // Interrupted: closed and replaced.
         if case .failure = result { throw DatabaseTimeoutError(operation: .finish, timeout: timeout, entry: entry) }
+    }
+
+    /// Throws when `connection` was interrupted before `operation` began.
+    ///
+    /// `sqlite3_interrupt` reaches only a running statement, and an earlier statement's deadline
+    /// may have fired as that statement returned. The transaction is lost all the same: the
+    /// session ran out of time, or, `followingCancellation`, its task was cancelled.
+    private func throwIfInterrupted(
+        _ connection: SQLiteConnection,
+        operation: DatabaseTimeoutError.Operation,
+        entry: String,
+        followingCancellation: Bool
+    ) throws {
+        guard connection.wasInterrupted else { return }
+        if followingCancellation && Task.isCancelled { throw CancellationError() }
+        throw DatabaseTimeoutError(operation: operation, timeout: configuration.statementTimeout, entry: entry)
     }
 
     /// Returns a connection leased with ``beginRead(entry:)`` or ``beginWrite(entry:)`` to its pool.
