@@ -5,8 +5,10 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A service needed itself while it was being built, in one task or through constructions
     /// running in several; `chain` lists the services from the outermost, each with its lifetime.
     case cycle(chain: [String])
-    /// An app service read a scope service while it was being built: it would hold one
-    /// request's resource for the life of the application.
+    /// A service read one that lives less long while it was being built (an app service a
+    /// tenant's or a scope's, a tenant service a scope's): it would hold that resource past its
+    /// owner's end, one tenant's for every tenant, or one request's for the life of the
+    /// application.
     case captiveDependency(chain: [String])
     /// A ``ScopedLifetime/scope`` service was read outside any scope opened with `withScope`.
     case outsideScope(entry: String)
@@ -14,6 +16,11 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     /// outside every ``ScopeRoot``'s scopes and every test scope. `entry` is the service read,
     /// or `nil` for `withScope`.
     case outsideRoot(entry: String?)
+    /// A ``ScopedLifetime/tenant`` service was read in a scope that belongs to no tenant.
+    case outsideTenant(entry: String)
+    /// A scope of a tenant could not open: `limit` tenants are open, each with a scope running,
+    /// so none could be evicted to make room (``Tenancy/maximumOpen``).
+    case tenantCapacity(limit: Int)
     /// A service was read after the scope that owns it had ended.
     case scopeEnded(entry: String)
     /// A variant was selected that the application root did not register.
@@ -32,8 +39,8 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
         case .cycle(let chain):
             "Dependency cycle: \(chain.joined(separator: " → ")). A service cannot need itself while it is built."
         case .captiveDependency(let chain):
-            "Captive dependency: \(chain.joined(separator: " → ")). An app service is built once and would keep "
-                + "one scope's resource after that scope ends; read the scoped service where it is used instead."
+            "Captive dependency: \(chain.joined(separator: " → ")). A service would keep one that lives less long "
+                + "(a tenant's or a scope's) after its owner ends; read that service where it is used instead."
         case .outsideScope(let entry):
             "\(entry) has scope lifetime but was read outside any scope. Open one with "
                 + "`root.withScope { … }` (or `withScope { … }` inside the root's scopes) around the code that reads it."
@@ -41,6 +48,12 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(entry.map { "\($0) was read" } ?? "withScope was called") outside any application root. Create a "
                 + "`ScopeRoot` at start-up and open scopes on it (`root.withScope { … }`, or the adapter of your server "
                 + "framework for each request); in a test, use the `.scoped` trait or `withTestScope { … }`."
+        case .outsideTenant(let entry):
+            "\(entry) has tenant lifetime but was read in a scope of no tenant. Open the scope for a tenant "
+                + "(`root.withScope(tenant: id) { … }`, or your server adapter's tenant resolver)."
+        case .tenantCapacity(let limit):
+            "All \(limit) open tenants have scopes running, so none could be evicted for a new one; "
+                + "retry later, or raise the tenancy's maximumOpen."
         case .scopeEnded(let entry):
             "\(entry) was read after the scope that owns it had ended; "
                 + "work that outlives its scope must be handed off with `handOff(timeout:) { … }`."

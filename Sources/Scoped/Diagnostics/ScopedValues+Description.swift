@@ -21,7 +21,12 @@ extension ScopedValues {
             )
         }
         for service in scope?.registry.services ?? [] where !named.contains(service.name) {
-            let owner = service.lifetime == .app ? scope?.root : (scope?.lifetime == .scope ? scope : nil)
+            let owner: ScopeContext? =
+                switch service.lifetime {
+                case .app: scope?.root
+                case .tenant: scope?.tenant
+                case .scope: scope?.lifetime == .scope ? scope : nil
+                }
             let isBuilt = owner?.isBuilt(service.id) ?? false
             entries.append(
                 ScopeDescription.Entry(

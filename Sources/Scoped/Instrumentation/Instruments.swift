@@ -95,6 +95,16 @@ final class Instruments: Sendable {
         Gauge(label: "scoped_root_generation", factory: metricsFactory).record(generation)
     }
 
+    /// Sets how many tenants the root has open, and counts an eviction when one made the change.
+    ///
+    /// `scoped_tenants_open` and `scoped_tenant_evictions_total`, with no tenant label: a
+    /// million tenants must not make a million series.
+    func tenantsChanged(open: Int, evicted: Bool) {
+        guard let metricsFactory else { return }
+        Gauge(label: "scoped_tenants_open", factory: metricsFactory).record(open)
+        if evicted { Counter(label: "scoped_tenant_evictions_total", factory: metricsFactory).increment() }
+    }
+
     /// Counts a scope opened on the root.
     func scopeOpened() {
         scopeMetrics?.open.increment()

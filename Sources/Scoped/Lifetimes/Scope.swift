@@ -38,6 +38,12 @@ public final class Scope: Sendable {
         (values, self.context) = try parent.openChildScope(of: context, update, label: label)
     }
 
+    /// A scope opened already: `values` bound to `context`, counted open on its root.
+    init(opened values: ScopedValues, _ context: ScopeContext) {
+        self.values = values
+        self.context = context
+    }
+
     deinit {
         guard !isClosing.load(ordering: .relaxed) else { return }
         let context = context

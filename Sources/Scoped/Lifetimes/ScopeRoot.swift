@@ -17,13 +17,15 @@ public final class ScopeRoot: Sendable {
     /// The root's values: what every scope opened on it starts from.
     public let values: ScopedValues
     package let context: ScopeContext
+    /// The tenants open on this root.
+    let tenants: TenantDirectory
 
     /// Creates a root.
     ///
     /// Created at start-up, outside any scope, the root starts from every entry's default. Created
     /// inside a test scope (the `.scoped` trait or `withTestScope`), it starts from that scope
     /// instead: the test's overrides, and its failure for live-only entries, reach every scope the
-    /// root opens, request scopes included. Use ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:instrumentation:configure:)``
+    /// root opens, request scopes included. Use ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)``
     /// to choose the starting values yourself.
     ///
     /// - Parameters:
@@ -39,6 +41,8 @@ public final class ScopeRoot: Sendable {
     ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
     ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
     ///     close, and costs a close no task of its own.
+    ///   - tenancy: how many tenants may be open, and when an idle one is evicted; see
+    ///     ``Tenancy``. Only scopes opened for a tenant use it.
     ///   - instrumentation: where the spans and metrics of its scopes and services go; by
     ///     default the tracer and metrics factory bootstrapped when the root is created.
     ///   - configure: sets the root's values.
@@ -48,6 +52,7 @@ public final class ScopeRoot: Sendable {
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
+        tenancy: Tenancy = Tenancy(),
         instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
@@ -58,6 +63,7 @@ public final class ScopeRoot: Sendable {
             variants: variants,
             onCloseError: onCloseError,
             closeTimeout: closeTimeout,
+            tenancy: tenancy,
             instrumentation: instrumentation,
             configure: configure
         )
@@ -65,7 +71,7 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root whose values are all defaults.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:instrumentation:configure:)`` for
+    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)`` for
     /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
@@ -73,6 +79,7 @@ public final class ScopeRoot: Sendable {
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
+        tenancy: Tenancy = Tenancy(),
         instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
         self.init(
@@ -81,6 +88,7 @@ public final class ScopeRoot: Sendable {
             variants: variants,
             onCloseError: onCloseError,
             closeTimeout: closeTimeout,
+            tenancy: tenancy,
             instrumentation: instrumentation
         ) { _ in }
     }
@@ -91,7 +99,7 @@ public final class ScopeRoot: Sendable {
     /// the values of a scope whose overrides the root must keep. The root keeps `base`'s
     /// test-scope checks: a live-only entry read in any of its scopes fails the test.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:instrumentation:configure:)`` for
+    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)`` for
     /// the other parameters.
     public convenience init(
         startingFrom base: ScopedValues,
@@ -100,6 +108,7 @@ public final class ScopeRoot: Sendable {
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
+        tenancy: Tenancy = Tenancy(),
         instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
@@ -110,6 +119,7 @@ public final class ScopeRoot: Sendable {
                 variants: variants,
                 onCloseError: onCloseError ?? ScopeRegistry.logCloseError,
                 closeTimeout: closeTimeout,
+                tenancy: tenancy,
                 observer: base.node.observer,
                 instrumentation: instrumentation
             ),
@@ -130,9 +140,11 @@ public final class ScopeRoot: Sendable {
         context.attach(values.node)
         self.values = values
         self.context = context
+        self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
     }
 
     deinit {
+        tenants.detach()
         context.detach()
     }
 
@@ -148,6 +160,49 @@ public final class ScopeRoot: Sendable {
     ) async throws -> R {
         try await runInChildScope(on: values, update: update, operation: operation)
     }
+
+    /// Runs `operation` in a new scope of the tenant `tenant`, whose values are the tenant's
+    /// changed by `update`; closes the services the scope built when the operation ends.
+    ///
+    /// The scope, and every scope opened inside it, belongs to `tenant`: its
+    /// ``ScopedLifetime/tenant`` services are `tenant`'s, opened with it if it was not open. See
+    /// ``Tenancy``.
+    ///
+    /// - Throws: ``ScopedError/tenantCapacity(limit:)`` when the tenant could not open for lack
+    ///   of room, or what ``Tenancy/configure`` threw; then `operation` does not run. Otherwise
+    ///   as ``withScope(_:operation:)``.
+    @inlinable
+    nonisolated(nonsending) public func withScope<R>(
+        tenant: TenantID,
+        _ update: (inout ScopedValues) throws -> Void = { _ in },
+        operation: () async throws -> R
+    ) async throws -> R {
+        let (values, context) = try openTenantScope(tenant, update)
+        return try await runInOpenScope(values, context, operation: operation)
+    }
+
+    /// Opens a scope of the tenant `tenant` that stays open until you close it; see
+    /// ``openScope(_:)`` and ``withScope(tenant:_:operation:)``.
+    ///
+    /// - Throws: ``ScopedError/tenantCapacity(limit:)``, what ``Tenancy/configure`` threw, or
+    ///   what `update` threw; no scope is then opened.
+    public func openScope(tenant: TenantID, _ update: (inout ScopedValues) throws -> Void = { _ in }) throws -> Scope {
+        let (values, context) = try openTenantScope(tenant, update)
+        return Scope(opened: values, context)
+    }
+
+    /// Opens a scope of `tenant`, counted open on the tenant and on this root.
+    @usableFromInline
+    func openTenantScope(
+        _ tenant: TenantID,
+        _ update: (inout ScopedValues) throws -> Void
+    ) throws -> (values: ScopedValues, context: ScopeContext) {
+        let opened = try tenants.acquire(tenant, root: context, rootValues: values)
+        return try opened.values.openChildScope(of: opened.context, update, countedInTenant: true)
+    }
+
+    /// How many tenants this root has open, and how many it has evicted.
+    public var tenantStatistics: TenantStatistics { tenants.statistics }
 
     /// Opens a child scope of this root that stays open until you close it.
     ///
@@ -171,11 +226,14 @@ public final class ScopeRoot: Sendable {
         Scope(childOf: values, in: context) { _ in }
     }
 
-    /// Waits for the scopes opened on this root to close, then closes the app services it built, newest first.
+    /// Waits for the scopes opened on this root to close, then closes its tenants' services,
+    /// then the app services it built, newest first.
     ///
     /// Close failures go to the root's close-error handler.
     public func shutdown() async {
         await context.drain()
+        // Tenant services may use app services: they close first.
+        await tenants.shutdown()
         let failures = await context.close(.success)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))

@@ -2,12 +2,14 @@ extension ScopedValues {
     /// The service for `key`, built on first use by the scope that owns it.
     ///
     /// An instance set with ``set(_:to:)`` wins. Otherwise an ``ScopedLifetime/app`` service
-    /// is built once by the application root, and a ``ScopedLifetime/scope`` service once by
-    /// the innermost scope opened with `withScope`.
+    /// is built once by the application root, a ``ScopedLifetime/tenant`` service once by the
+    /// scope's tenant, and a ``ScopedLifetime/scope`` service once by the innermost scope
+    /// opened with `withScope`.
     ///
-    /// - Throws: what the service's construction throws, or a ``ScopedError`` for a cycle, a
-    ///   captive dependency, a scoped service read outside any scope, or any service read
-    ///   outside every application root.
+    /// - Throws: what the service's construction throws (for a tenant service, wrapped in a
+    ///   ``TenantUnavailableError``), or a ``ScopedError`` for a cycle, a captive dependency, a
+    ///   scoped service read outside any scope, a tenant service read in a scope of no tenant,
+    ///   or any service read outside every application root.
     public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
         get async throws {
             // Only `set(_:to:)` stores under a service key, always a `K.Value`. Asked without a
@@ -21,6 +23,12 @@ extension ScopedValues {
             switch K.lifetime {
             case .app:
                 owner = scope.root
+            case .tenant:
+                guard let tenant = scope.tenant else {
+                    try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
+                    throw ScopedError.outsideTenant(entry: K.name)
+                }
+                owner = tenant
             case .scope:
                 guard scope.lifetime == .scope else {
                     try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)

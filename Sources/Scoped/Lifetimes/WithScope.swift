@@ -27,8 +27,19 @@ nonisolated(nonsending) func runInChildScope<R>(
     operation: () async throws -> R
 ) async throws -> R {
     let (values, context) = try parent.openChildScope(of: try parent.parentScope(), update)
+    return try await runInOpenScope(values, context, operation: operation)
+}
+
+/// Runs `operation` in the scope just opened, `values` bound to `context`, and ends the scope
+/// with the operation's outcome.
+@inlinable
+nonisolated(nonsending) func runInOpenScope<R>(
+    _ values: ScopedValues,
+    _ context: ScopeContext,
+    operation: () async throws -> R
+) async throws -> R {
     // The services close inside the scope's binding, so they need no binding of their own.
-    return try await ScopedValues.taskLocalNode.withValue(
+    try await ScopedValues.taskLocalNode.withValue(
         values.node,
         operation: {
             let result: R

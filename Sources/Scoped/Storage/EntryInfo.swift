@@ -4,7 +4,7 @@
 /// The key type and the value's type are kept by the slot and its box. ``StoredEntry`` is the
 /// unpacked form, made only when a scope is described.
 ///
-/// Layout, from the low bits: kind (2), lifetime (2: none, app, scope), origin (2: default,
+/// Layout, from the low bits: kind (2), lifetime (2: none, app, scope, tenant), origin (2: default,
 /// root, configuration, override), variant (26: a ``VariantNames`` index, 0 for none), and
 /// the override's depth (32).
 @usableFromInline
@@ -30,6 +30,7 @@ package struct EntryInfo: Sendable {
             case nil: 0
             case .app: 1
             case .scope: 2
+            case .tenant: 3
             }
         let (originBits, depth): (UInt64, UInt64) =
             switch origin {
@@ -55,6 +56,7 @@ package struct EntryInfo: Sendable {
         switch bits >> 2 & 0b11 {
         case 1: .app
         case 2: .scope
+        case 3: .tenant
         default: nil
         }
     }

@@ -51,17 +51,18 @@ struct ConstructionChain: Sendable {
         }
     }
 
-    /// Throws if building `link` now would be a cycle or make an app service hold a scoped one.
+    /// Throws if building `link` now would be a cycle or make a service hold one that lives
+    /// less long: an app service a tenant's or a scope's, a tenant service a scope's.
     func check(_ link: Link) throws {
         guard innermost != nil else { return }
-        var insideApp = false
+        var captive = false
         for current in innermostFirst {
             if ObjectIdentifier(current.link.key) == ObjectIdentifier(link.key) {
                 throw ScopedError.cycle(chain: describe(with: link))
             }
-            if current.link.lifetime == .app { insideApp = true }
+            if current.link.lifetime.outlives(link.lifetime) { captive = true }
         }
-        if link.lifetime == .scope, insideApp {
+        if captive {
             throw ScopedError.captiveDependency(chain: describe(with: link))
         }
     }

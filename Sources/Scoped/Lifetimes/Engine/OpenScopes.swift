@@ -9,9 +9,22 @@ final class OpenScopes: Sendable {
     private let open = Atomic<Int>(0)
     /// Who waits for the count to reach zero.
     private let drainWaiters = Mutex<[CheckedContinuation<Void, Never>]>([])
+    /// Whether the close that reaches zero records when: a tenant's, whose idle time decides
+    /// its eviction.
+    private let tracksIdleTime: Bool
+    /// When the count last reached zero, in nanoseconds of ``IdleClock``; 0 while it has not.
+    private let idleSinceNanoseconds = Atomic<Int64>(0)
+
+    init(tracksIdleTime: Bool = false) {
+        self.tracksIdleTime = tracksIdleTime
+    }
 
     /// The number of scopes open now.
     var count: Int { open.load(ordering: .acquiring) }
+
+    /// When the count last reached zero, in nanoseconds of ``IdleClock``, for an idle-time
+    /// tracking count; 0 before it first did.
+    var idleSince: Int64 { idleSinceNanoseconds.load(ordering: .acquiring) }
 
     func opened() {
         open.wrappingAdd(1, ordering: .relaxed)
@@ -23,6 +36,7 @@ final class OpenScopes: Sendable {
         let remaining = open.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue
         precondition(remaining >= 0, "a scope was counted closed more often than opened")
         guard remaining == 0 else { return }
+        if tracksIdleTime { idleSinceNanoseconds.store(IdleClock.nanoseconds(), ordering: .releasing) }
         let waiters = drainWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
             // A scope may have opened since: then its close wakes the waiters.
             guard count == 0 else { return [] }
@@ -44,5 +58,17 @@ final class OpenScopes: Sendable {
             }
             if drained { continuation.resume() }
         }
+    }
+}
+
+/// The clock of idle times: nanoseconds since the first reading, from `ContinuousClock`, in a
+/// word that fits an atomic.
+enum IdleClock {
+    private static let start = ContinuousClock.now
+
+    /// Nanoseconds since the first reading; at least 1, so that 0 can mean "never".
+    static func nanoseconds() -> Int64 {
+        let elapsed = ContinuousClock.now - start
+        return max(1, elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
     }
 }

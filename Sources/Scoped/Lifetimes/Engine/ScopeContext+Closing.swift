@@ -87,6 +87,7 @@ extension ScopeContext {
         registry.instruments?.scopeEnded(outcome)
         #endif
         root.scopeClosed()
+        tenant?.openScopes?.closed()
         registry.observer?.openWork?.closed(self)
         guard !failures.isEmpty else { return }
         let error = ScopeCloseError(failures: failures, outcome: outcome)

@@ -98,6 +98,10 @@ extension ScopeContext {
                 }
             }
         } catch {
+            // A tenant's service that fails leaves that tenant unavailable, and only it.
+            let error =
+                link.lifetime == .tenant
+                ? TenantUnavailableError.wrapping(error, tenant: tenantID, entry: link.key.name) : error
             abandonBuild(of: link, failingWith: error)
             throw error
         }

@@ -65,14 +65,20 @@ package final class ScopeContext: Sendable {
     /// could register; the reader starts over.
     struct Retry: Error {}
 
-    /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/scope`` for a scope opened on one.
+    /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/tenant`` for a tenant of one,
+    /// ``ScopedLifetime/scope`` for a scope opened on one.
     package let lifetime: ScopedLifetime
     /// What the root registered: services, requirements, variants.
     package let registry: ScopeRegistry
     /// The root this scope belongs to, or `nil` when this is the root.
     private let parentRoot: ScopeContext?
+    /// For a scope opened for a tenant: the tenant's context; `nil` for a root, a tenant, and
+    /// a scope of no tenant.
+    private let parentTenant: ScopeContext?
+    /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
+    package let tenantID: TenantID?
     let state = Mutex(State())
-    /// For a root: the scopes opened on it and not yet closed; `nil` for a scope opened on one.
+    /// For a root or a tenant: the scopes opened on it and not yet closed; `nil` for a scope.
     let openScopes: OpenScopes?
     /// For a root: a slot per registered app service, set once it is built.
     ///
@@ -85,22 +91,42 @@ package final class ScopeContext: Sendable {
         self.lifetime = .app
         self.registry = registry
         self.parentRoot = nil
+        self.parentTenant = nil
+        self.tenantID = nil
         self.openScopes = OpenScopes()
         // A list, not a dictionary: a root has few app services, and comparing their
         // identities costs less than hashing one.
         self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
     }
 
+    /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one.
     package init(childOf parent: ScopeContext) {
         self.lifetime = .scope
         self.registry = parent.registry
         self.parentRoot = parent.root
+        self.parentTenant = parent.tenant
+        self.tenantID = parent.tenantID
         self.openScopes = nil
+        self.published = []
+    }
+
+    /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes.
+    package init(tenant id: TenantID, of root: ScopeContext) {
+        self.lifetime = .tenant
+        self.registry = root.registry
+        self.parentRoot = root
+        self.parentTenant = nil
+        self.tenantID = id
+        self.openScopes = OpenScopes(tracksIdleTime: true)
         self.published = []
     }
 
     /// The application root this scope belongs to.
     package var root: ScopeContext { parentRoot ?? self }
+
+    /// The tenant this scope belongs to (itself, for a tenant); `nil` for a root and its
+    /// scopes of no tenant.
+    package var tenant: ScopeContext? { lifetime == .tenant ? self : parentTenant }
 
     /// Records the node whose values this scope builds and closes its services with.
     package func attach(_ node: ScopeNode) {

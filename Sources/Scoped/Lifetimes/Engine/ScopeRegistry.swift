@@ -38,6 +38,8 @@ package final class ScopeRegistry: Sendable {
     /// How long a service's close may run before it is abandoned, for keys that do not say;
     /// `nil` waits for every close.
     package let closeTimeout: Duration?
+    /// How the root keeps its tenants.
+    package let tenancy: Tenancy
     /// Set on a test root: told when a test reads a live-only entry it did not override.
     package let observer: DefaultReadObserver?
     /// Which service read which while it was built.
@@ -54,9 +56,11 @@ package final class ScopeRegistry: Sendable {
         variants: ScopedVariants = ScopedVariants(),
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.logCloseError,
         closeTimeout: Duration? = nil,
+        tenancy: Tenancy = Tenancy(),
         observer: DefaultReadObserver? = nil,
         instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
+        self.tenancy = tenancy
         self.services = services
         self.requirements = requirements
         self.variants = variants
@@ -65,6 +69,20 @@ package final class ScopeRegistry: Sendable {
         self.observer = observer
         #if Instrumentation
         self.instruments = instrumentation.makeInstruments(for: services)
+        #endif
+    }
+
+    /// Reports how many tenants the root has open, after a tenant opened or the root closed them.
+    func tenantCountChanged(open: Int) {
+        #if Instrumentation
+        instruments?.tenantsChanged(open: open, evicted: false)
+        #endif
+    }
+
+    /// Reports a tenant evicted, and how many remain open.
+    func tenantEvicted(open: Int) {
+        #if Instrumentation
+        instruments?.tenantsChanged(open: open, evicted: true)
         #endif
     }
 

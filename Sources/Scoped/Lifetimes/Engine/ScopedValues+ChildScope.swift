@@ -25,13 +25,26 @@ extension ScopedValues {
 
     /// ``childScope(_:)``, counted open on its root: what `withScope` and `Scope` run their
     /// work in.
+    ///
+    /// `countedInTenant`: the scope was counted open on its tenant already, as a tenant's
+    /// directory counts the scope it opens the tenant for; if `update` throws, it is counted
+    /// closed again.
     @usableFromInline
     func openChildScope<Failure: Error>(
         of parent: ScopeContext,
         _ update: (inout ScopedValues) throws(Failure) -> Void,
-        label: String? = nil
+        label: String? = nil,
+        countedInTenant: Bool = false
     ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
-        let (values, context) = try childScope(of: parent, update)
+        let opened: (values: ScopedValues, context: ScopeContext)
+        do {
+            opened = try childScope(of: parent, update)
+        } catch {
+            if countedInTenant { parent.tenant?.openScopes?.closed() }
+            throw error
+        }
+        let (values, context) = opened
+        if !countedInTenant { context.tenant?.openScopes?.opened() }
         context.root.scopeOpened()
         context.registry.observer?.openWork?.opened(context, values: values, label: label)
         return (values, context)
