@@ -38,9 +38,12 @@ package enum CatalogServer {
         // The root reports its scopes and services to the metrics backend bootstrapped now.
         if configuration.metricsEnabled { PrometheusBackend.bootstrap() }
         let services: [any ScopedServiceKey.Type] =
-            switch configuration.databaseKind {
-            case .sqlite: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
-            case .postgres: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
+            switch (configuration.databaseKind, configuration.tenants) {
+            // With tenants, each request's session is on its tenant's database, opened on the
+            // tenant's first request: no application database to open or validate.
+            case (.sqlite, .some): [SQLiteTenantDatabaseKey.self]
+            case (.sqlite, nil): [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
+            case (.postgres, _): [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
             }
         var variants = CatalogVariants.make()
         variants.register("sqlite", of: \.debugDatabase) { SQLiteDebugDatabase() }
@@ -53,6 +56,7 @@ package enum CatalogServer {
             // been answered: it is logged, with the service's name.
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
             closeTimeout: configuration.closeTimeout,
+            tenancy: configuration.tenants?.tenancy ?? Tenancy(),
             instrumentation: instrumentation ?? .bootstrapped
         ) { values in
             switch configuration.databaseKind {
@@ -96,7 +100,8 @@ package enum CatalogServer {
             let from = inputs.isEmpty ? "" : " from \(inputs.joined(separator: ", "))"
             logger.notice("Built app service \(name) in \(microseconds / 1000).\(microseconds % 1000 / 100) ms\(from)")
         }
-        if configuration.seed && configuration.profile != .production {
+        // A tenant's database starts empty, as a new customer's catalog does.
+        if configuration.seed && configuration.profile != .production && configuration.tenants == nil {
             let inserted = try await root.withScope { try await SampleCatalog.seedIfEmpty() }
             if inserted > 0 { logger.info("Seeded the empty database with \(inserted) movies") }
         }
@@ -131,11 +136,20 @@ package enum CatalogServer {
         // API error middleware: a failed request reaches them as an `APIError`, which carries
         // its status, so a 404 is counted and traced as a 404 and its error is recorded.
         if configuration.metricsEnabled { router.add(middleware: MetricsMiddleware()) }
-        router.add(middleware: TracingMiddleware())
+        // The tenant's ID, when there is one, goes into the span, and into the request's log
+        // line through the logger's metadata.
+        router.add(middleware: TracingMiddleware(recordingHeaders: [TenantHeader.name]))
+        if configuration.tenants != nil { router.add(middleware: TenantHeader.Middleware()) }
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
+        var tenant: RequestScopeMiddleware<BasicRequestContext>.TenantResolver?
+        if configuration.tenants != nil {
+            tenant = { (request: Request, _: BasicRequestContext) throws -> TenantID? in
+                try TenantHeader.tenant(of: request)
+            }
+        }
         router.add(
-            middleware: RequestScopeMiddleware(root: root) { values, request, context in
+            middleware: RequestScopeMiddleware(root: root, tenant: tenant) { values, request, context in
                 // A request that may write runs every statement in one write transaction; one
                 // that only reads sees one snapshot and never waits for a writer.
                 let readsOnly = request.method == .get || request.method == .head
@@ -178,7 +192,7 @@ package enum CatalogServer {
             )
         }
         if configuration.debugRoutes {
-            DebugRoutes.add(to: routes, root: root, reloads: reloads)
+            DebugRoutes.add(to: routes, root: root, reloads: reloads, tenancy: configuration.tenants != nil)
         }
         return (router, table)
     }

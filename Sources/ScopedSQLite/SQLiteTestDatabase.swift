@@ -46,8 +46,9 @@ public struct SQLiteTestDatabase: TestDatabase {
                 CancellationError()
             }
         }
+        let lent = LentSQLiteDatabase(database: database, folder: folder, configuration: configuration)
         do {
-            let result = try await body { $0[SQLiteTestDatabaseKey.self] = database }
+            let result = try await body { $0[SQLiteTestDatabaseKey.self] = lent }
             await close()
             return result
         } catch {
@@ -75,5 +76,24 @@ extension TestDatabase where Self == SQLiteTestDatabase {
 
 /// The database a test lent to its scopes; unset outside `.scoped(database:)`.
 enum SQLiteTestDatabaseKey: ScopedKey {
-    static var defaultValue: SQLiteDatabase? { nil }
+    static var defaultValue: LentSQLiteDatabase? { nil }
+}
+
+/// A test's database, and where its tenants' go.
+struct LentSQLiteDatabase: Sendable {
+    /// The test's own database, which every session of no tenant uses.
+    let database: SQLiteDatabase
+    /// The test's folder, deleted when it ends.
+    let folder: URL
+    /// How the test's database was opened.
+    let configuration: SQLiteConfiguration
+
+    /// A new database for `tenant`, in the test's folder, opened as the test's database was:
+    /// each tenant of the test has its own, as it would in production. It closes with its
+    /// tenant, and its file goes with the folder.
+    func tenantDatabase(for tenant: TenantID) throws -> SQLiteDatabase {
+        var configuration = configuration
+        configuration.path = folder.appending(path: "tenants/\(tenant).sqlite").path
+        return try SQLiteDatabase(configuration)
+    }
 }

@@ -178,8 +178,8 @@ struct CatalogLiveTests {
                 let connections =
                     backend == .sqlite
                     ? configuration.database.readers + 1 : configuration.postgres?.maximumConnections
-                #expect(statistics.database.connections == connections)
-                #expect(statistics.database.leased == 0)
+                #expect(statistics.database?.connections == connections)
+                #expect(statistics.database?.leased == 0)
             }
         }
     }

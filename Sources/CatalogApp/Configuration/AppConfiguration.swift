@@ -15,7 +15,8 @@ import SystemPackage
 /// over it (`HTTP_PORT` overrides `http.port`).
 package struct AppConfiguration: Sendable {
     enum Profile: String, Sendable, CaseIterable {
-        case development, production, test
+        /// `multitenant`: the development profile with tenancy on.
+        case development, production, test, multitenant
     }
 
     /// The database the catalog is kept in.
@@ -76,6 +77,9 @@ package struct AppConfiguration: Sendable {
     /// scope or at shutdown: `shutdown.closeTimeout`.
     var closeTimeout: Duration
     package var logLevel: Logger.Level
+    /// The `tenants` section, when `tenants.enabled` is true: each tenant's own database, and
+    /// the files of `Config/tenants/` over the profile for theirs.
+    var tenants: TenantSettings?
 
     /// Seconds a connection may stay idle when the profile does not say.
     static let defaultIdleTimeout = 60.0
@@ -154,7 +158,8 @@ package struct AppConfiguration: Sendable {
             closeTimeout: .milliseconds(
                 Int64(try values.seconds("shutdown.closeTimeout", default: 5, in: 0.01...3600) * 1000)
             ),
-            logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) }
+            logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) },
+            tenants: nil
         )
         switch (configuration.databaseKind, configuration.repositoryVariant) {
         case (.postgres, "sqlite"):
@@ -197,6 +202,15 @@ package struct AppConfiguration: Sendable {
                 )
             }
             configuration.overrideRule = OverrideRule(header: header, entry: entry, variants: variants)
+        }
+        if try values.bool("tenants.enabled", default: false) {
+            guard configuration.databaseKind == .sqlite else {
+                throw values.error(
+                    "tenants.enabled",
+                    "tenants need database.kind sqlite: a schema per tenant on PostgreSQL is not built yet"
+                )
+            }
+            configuration.tenants = try TenantSettings.read(values, folder: files.tenantsFolder, profile: profile)
         }
         if profile == .production {
             if configuration.overrideRule != nil {

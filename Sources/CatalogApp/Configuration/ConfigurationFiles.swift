@@ -11,6 +11,8 @@ struct ConfigurationFiles: Sendable {
     let profile: String
     /// `CONFIG_FILE`, when set.
     let overlay: String?
+    /// `CONFIG_DIR/tenants`: a file per tenant, `<id>.json`, over the profile for that tenant.
+    let tenantsFolder: String
 
     /// The files `environment` names.
     ///
@@ -28,6 +30,7 @@ struct ConfigurationFiles: Sendable {
         self.profileName = profileName
         let folder = environment["CONFIG_DIR"] ?? "Config"
         profile = URL(filePath: folder).appending(path: "\(profileName.rawValue).json").path
+        tenantsFolder = URL(filePath: folder).appending(path: "tenants").path
         overlay = environment["CONFIG_FILE"].flatMap { $0.isEmpty ? nil : $0 }
         for file in [profile] + (overlay.map { [$0] } ?? []) where !FileManager.default.fileExists(atPath: file) {
             throw ConfigurationError(

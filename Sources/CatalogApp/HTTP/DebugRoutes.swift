@@ -8,11 +8,18 @@ import Synchronization
 ///
 /// Served only when `debug.routes` is on, which production refuses at start-up.
 enum DebugRoutes {
-    static func add(to routes: RouteRecorder<BasicRequestContext>, root: ReloadableScopeRoot, reloads: ReloadLedger) {
+    static func add(
+        to routes: RouteRecorder<BasicRequestContext>,
+        root: ReloadableScopeRoot,
+        reloads: ReloadLedger,
+        tenancy: Bool = false
+    ) {
         routes.on(.get, "/debug/scope") { _, _ in try JSONResponse.make(ScopedValues.current.describe()) }
         routes.on(.get, "/debug/echo") { _, _ in try JSONResponse.make(try await ScopeEcho.read()) }
         routes.on(.get, "/debug/stats") { _, _ in
-            try JSONResponse.make(try await ServerStatistics.read(root: root, reloads: reloads.counts))
+            try JSONResponse.make(
+                try await ServerStatistics.read(root: root, reloads: reloads.counts, tenancy: tenancy)
+            )
         }
         // A request whose scope builds a service with a close that never returns: it is
         // answered, and its scope ends once the close is abandoned.

@@ -5,19 +5,25 @@ import Scoped
 struct ServerStatistics: Codable, Equatable {
     /// Request scopes open now on the current root, not counting the one serving this request.
     var otherOpenScopes: Int
-    /// The database's connections, on either backend.
-    var database: DatabaseStatistics
+    /// The database's connections, on either backend: with tenants, the database of the
+    /// request's tenant, and none for a request of no tenant.
+    var database: DatabaseStatistics?
     /// The current root's generation: 1 at start-up, one more for each applied reload.
     var generation: Int
     /// Reloads applied and rejected since start-up.
     var reloads: ReloadCounts
+    /// With tenants: how many the current root has open, and how many it evicted.
+    var tenants: TenantStatistics? = nil
 
-    static func read(root: ReloadableScopeRoot, reloads: ReloadCounts) async throws -> ServerStatistics {
-        ServerStatistics(
-            otherOpenScopes: root.current.openScopeCount - 1,
-            database: try await ScopedValues.current.debugDatabase.statistics(),
+    static func read(root: ReloadableScopeRoot, reloads: ReloadCounts, tenancy: Bool) async throws -> ServerStatistics {
+        let current = root.current
+        let values = ScopedValues.current
+        return ServerStatistics(
+            otherOpenScopes: current.openScopeCount - 1,
+            database: tenancy && values.tenant == nil ? nil : try await values.debugDatabase.statistics(),
             generation: root.generation,
-            reloads: reloads
+            reloads: reloads,
+            tenants: tenancy ? current.tenantStatistics : nil
         )
     }
 }

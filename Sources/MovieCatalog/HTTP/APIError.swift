@@ -62,7 +62,8 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
     /// The API error for any error a request threw: itself when it is one, the input at fault
     /// when the generated server could not decode the request, its status for
     /// Hummingbird's errors, 503 when the database is busy, unavailable or did not answer in
-    /// time or a service's close was abandoned, 507 when its disk is full, 409 for a broken PostgreSQL constraint, and 500
+    /// time or a service's close was abandoned, or a tenant is unavailable or cannot open for
+    /// lack of room, 507 when its disk is full, 409 for a broken PostgreSQL constraint, and 500
     /// otherwise (logged, with a message that reveals nothing).
     package init(_ error: any Error, logger: Logger) {
         switch error {
@@ -87,6 +88,22 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 status: error.status,
                 code: "http_\(error.status.code)",
                 message: error.body ?? error.status.reasonPhrase
+            )
+        case let error as TenantUnavailableError:
+            // The tenant's own database would not open or migrate: its requests alone fail,
+            // and its next request tries again.
+            logger.error("Tenant unavailable: \(error)", metadata: ["tenant": "\(error.tenant)"])
+            self.init(
+                status: .serviceUnavailable,
+                code: "tenant_unavailable",
+                message: "Tenant \(error.tenant) is unavailable; retry shortly."
+            )
+        case ScopedError.tenantCapacity(let limit):
+            logger.warning("Tenant capacity reached: \(limit) tenants open, each busy")
+            self.init(
+                status: .serviceUnavailable,
+                code: "tenant_capacity",
+                message: "The server has \(limit) tenants open, all busy; retry shortly."
             )
         default:
             let underlying = (error as? ScopeCloseError)?.failures.map(\.error) ?? [error]
