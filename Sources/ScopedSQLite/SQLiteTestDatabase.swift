@@ -88,8 +88,9 @@ struct LentSQLiteDatabase: Sendable {
     /// How the test's database was opened.
     let configuration: SQLiteConfiguration
 
-    /// A new database for `tenant`, in the test's folder, opened as the test's database was:
-    /// each tenant of the test has its own, as it would in production. It closes with its
+    /// A new database for `tenant`, in the test's folder, opened as the test's database was.
+    ///
+    /// Each tenant of the test has its own, as it would in production. It closes with its
     /// tenant, and its file goes with the folder.
     func tenantDatabase(for tenant: TenantID) throws -> SQLiteDatabase {
         var configuration = configuration
