@@ -19,10 +19,16 @@ public import Testing
 public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
     private let update: @Sendable (inout ScopedValues) throws -> Void
     private let database: (any TestDatabase)?
+    private let tenant: TenantID?
 
-    init(update: @escaping @Sendable (inout ScopedValues) throws -> Void, database: (any TestDatabase)? = nil) {
+    init(
+        update: @escaping @Sendable (inout ScopedValues) throws -> Void,
+        database: (any TestDatabase)? = nil,
+        tenant: TenantID? = nil
+    ) {
         self.update = update
         self.database = database
+        self.tenant = tenant
     }
 
     /// Applies to every test in a suite, not once to the suite.
@@ -55,10 +61,16 @@ public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
         _ function: @concurrent @Sendable () async throws -> Void,
         update: (inout ScopedValues) throws -> Void
     ) async throws {
-        if ScopedValues.current.isTestScope {
+        let current = ScopedValues.current
+        switch (current.isTestScope, tenant) {
+        case (true, let tenant?) where current.tenant != tenant:
+            // A test's tenant inside a suite's scope: a scope of that tenant on the suite's
+            // test root, with the suite's changes to the test scope over the tenant's values.
+            try await current.withTenantScope(tenant, update) { try await function() }
+        case (true, _):
             try await withScopedValues(update) { try await function() }
-        } else {
-            try await withTestScope(update) { try await function() }
+        case (false, _):
+            try await withTestScope(tenant: tenant, update) { try await function() }
         }
     }
 }
@@ -67,6 +79,25 @@ extension Trait where Self == ScopedTrait {
     /// Runs the test, or each test of the suite, in a fresh test scope changed by `update`.
     public static func scoped(_ update: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }) -> Self {
         ScopedTrait(update: update)
+    }
+
+    /// Runs the test, or each test of the suite, as `tenant`: in a fresh test scope of that
+    /// tenant, changed by `update`.
+    ///
+    /// ```swift
+    /// @Test(.scoped(tenant: TenantID("acme")!))
+    /// func seesOnlyItsOwnCatalog() async throws { … }
+    /// ```
+    ///
+    /// The test's `ScopedLifetime.tenant` services are the tenant's, built for the test and
+    /// closed when it ends. Inside a suite's `.scoped` trait, the test's scope is a scope of
+    /// `tenant` on the suite's test root. With a `.scoped(database:)` database, each tenant has
+    /// a database of its own.
+    public static func scoped(
+        tenant: TenantID,
+        _ update: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in }
+    ) -> Self {
+        ScopedTrait(update: update, tenant: tenant)
     }
 
     /// Runs the test, or each test of the suite, in a fresh test scope changed by `update`,

@@ -25,7 +25,15 @@ public import Scoped
 /// > Note: Plain entries' defaults are `static let`s, shared by the whole process and so by
 /// > every test; keep them immutable values. Mutable state belongs in an app service, which
 /// > each test scope builds afresh.
+///
+/// - Parameters:
+///   - tenant: the tenant the test runs as: its scope is a scope of that tenant, whose
+///     `ScopedLifetime.tenant` services the test's root builds for it; `nil` (the default) for
+///     none.
+///   - update: changes the test scope's values.
+///   - operation: the test.
 nonisolated(nonsending) public func withTestScope<R>(
+    tenant: TenantID? = nil,
     _ update: (inout ScopedValues) throws -> Void = { _ in },
     operation: () async throws -> R
 ) async throws -> R {
@@ -34,7 +42,11 @@ nonisolated(nonsending) public func withTestScope<R>(
     let root = ScopeRoot(registry: ScopeRegistry(observer: observer)) { _ in }
     let result: Result<R, any Error>
     do {
-        result = .success(try await root.withScope(update, operation: operation))
+        if let tenant {
+            result = .success(try await root.withScope(tenant: tenant, update, operation: operation))
+        } else {
+            result = .success(try await root.withScope(update, operation: operation))
+        }
     } catch {
         result = .failure(error)
     }

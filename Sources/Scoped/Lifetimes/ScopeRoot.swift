@@ -17,8 +17,6 @@ public final class ScopeRoot: Sendable {
     /// The root's values: what every scope opened on it starts from.
     public let values: ScopedValues
     package let context: ScopeContext
-    /// The tenants open on this root.
-    let tenants: TenantDirectory
 
     /// Creates a root.
     ///
@@ -140,11 +138,10 @@ public final class ScopeRoot: Sendable {
         context.attach(values.node)
         self.values = values
         self.context = context
-        self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
     }
 
     deinit {
-        tenants.detach()
+        context.tenants?.detach()
         context.detach()
     }
 
@@ -197,12 +194,11 @@ public final class ScopeRoot: Sendable {
         _ tenant: TenantID,
         _ update: (inout ScopedValues) throws -> Void
     ) throws -> (values: ScopedValues, context: ScopeContext) {
-        let opened = try tenants.acquire(tenant, root: context, rootValues: values)
-        return try opened.values.openChildScope(of: opened.context, update, countedInTenant: true)
+        try context.openTenantScope(tenant, update)
     }
 
     /// How many tenants this root has open, and how many it has evicted.
-    public var tenantStatistics: TenantStatistics { tenants.statistics }
+    public var tenantStatistics: TenantStatistics { context.tenants?.statistics ?? TenantStatistics(open: 0, evicted: 0) }
 
     /// Opens a child scope of this root that stays open until you close it.
     ///
@@ -233,7 +229,7 @@ public final class ScopeRoot: Sendable {
     public func shutdown() async {
         await context.drain()
         // Tenant services may use app services: they close first.
-        await tenants.shutdown()
+        await context.tenants?.shutdown()
         let failures = await context.close(.success)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))

@@ -84,6 +84,8 @@ package final class ScopeContext: Sendable {
     ///
     /// Reading a built app service then takes no lock. Empty for a scope opened on a root.
     let published: [PublishedService]
+    /// For a root: its open tenants; `nil` for a tenant and a scope.
+    let tenants: TenantDirectory?
     /// Set when the scope closes: published services are then no longer handed out.
     let isClosed = Atomic<Bool>(false)
 
@@ -97,6 +99,7 @@ package final class ScopeContext: Sendable {
         // A list, not a dictionary: a root has few app services, and comparing their
         // identities costs less than hashing one.
         self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
+        self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
     }
 
     /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one.
@@ -108,6 +111,7 @@ package final class ScopeContext: Sendable {
         self.tenantID = parent.tenantID
         self.openScopes = nil
         self.published = []
+        self.tenants = nil
     }
 
     /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes.
@@ -119,6 +123,7 @@ package final class ScopeContext: Sendable {
         self.tenantID = id
         self.openScopes = OpenScopes(tracksIdleTime: true)
         self.published = []
+        self.tenants = nil
     }
 
     /// The application root this scope belongs to.
