@@ -32,6 +32,8 @@ public import Scoped
 ///     none.
 ///   - update: changes the test scope's values.
 ///   - operation: the test.
+/// - Returns: what `operation` returns.
+/// - Throws: what `operation` throws, or what opening the scope throws.
 nonisolated(nonsending) public func withTestScope<R>(
     tenant: TenantID? = nil,
     _ update: (inout ScopedValues) throws -> Void = { _ in },

@@ -198,7 +198,9 @@ public final class ScopeRoot: Sendable {
     }
 
     /// How many tenants this root has open, and how many it has evicted.
-    public var tenantStatistics: TenantStatistics { context.tenants?.statistics ?? TenantStatistics(open: 0, evicted: 0) }
+    public var tenantStatistics: TenantStatistics {
+        context.tenants?.statistics ?? TenantStatistics(open: 0, evicted: 0)
+    }
 
     /// Opens a child scope of this root that stays open until you close it.
     ///
