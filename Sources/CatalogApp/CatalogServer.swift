@@ -258,7 +258,13 @@ package enum CatalogServer {
         // root, and each message a scope of its own.
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
         webSocketRouter.add(middleware: RequestIDMiddleware())
-        LiveRatings().addRoute(to: webSocketRouter, root: root)
+        var tenant: (@Sendable (Request, BasicWebSocketRequestContext) throws -> TenantID?)?
+        if configuration.tenants != nil {
+            tenant = { (request: Request, _: BasicWebSocketRequestContext) throws -> TenantID? in
+                try TenantHeader.tenant(of: request)
+            }
+        }
+        LiveRatings().addRoute(to: webSocketRouter, root: root, tenant: tenant)
         let webSocketResponder = webSocketRouter.buildResponder()
         return Application(
             router: makeRouter(root: root, configuration: configuration, reloads: reloads).router,

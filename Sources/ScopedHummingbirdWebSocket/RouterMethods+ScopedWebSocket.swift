@@ -31,6 +31,9 @@ extension RouterMethods where Context: WebSocketRequestContext {
     /// - Parameters:
     ///   - path: the route's path.
     ///   - root: the application root every connection's scope is a child of.
+    ///   - tenant: the tenant each connection belongs to, from the upgrade request, fixed for the
+    ///     connection and its messages; by default none. An error it throws refuses the upgrade
+    ///     with that error, before anything of a tenant is opened.
     ///   - update: changes each connection's scope as it opens, from the upgrade request. An
     ///     error it throws closes the connection; refuse upgrades in `shouldUpgrade` instead.
     ///   - shouldUpgrade: whether to upgrade a request, and with which headers.
@@ -40,13 +43,14 @@ extension RouterMethods where Context: WebSocketRequestContext {
     public func ws(
         _ path: RouterPath = "",
         root: ScopeRoot,
+        tenant: (@Sendable (Request, Context) throws -> TenantID?)? = nil,
         update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void = { _, _, _ in },
         shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade = { _, _ in
             .upgrade([:])
         },
         onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
     ) -> Self {
-        ws(path, currentRoot: { root }, update: update, shouldUpgrade: shouldUpgrade, onUpgrade: handler)
+        ws(path, currentRoot: { root }, tenant: tenant, update: update, shouldUpgrade: shouldUpgrade, onUpgrade: handler)
     }
 
     /// Adds a WebSocket route whose every connection runs in its own scope, a child of the root
@@ -59,32 +63,55 @@ extension RouterMethods where Context: WebSocketRequestContext {
     public func ws(
         _ path: RouterPath = "",
         root: ReloadableScopeRoot,
+        tenant: (@Sendable (Request, Context) throws -> TenantID?)? = nil,
         update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void = { _, _, _ in },
         shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade = { _, _ in
             .upgrade([:])
         },
         onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
     ) -> Self {
-        ws(path, currentRoot: { root.current }, update: update, shouldUpgrade: shouldUpgrade, onUpgrade: handler)
+        ws(
+            path,
+            currentRoot: { root.current },
+            tenant: tenant,
+            update: update,
+            shouldUpgrade: shouldUpgrade,
+            onUpgrade: handler
+        )
     }
 
     private func ws(
         _ path: RouterPath,
         currentRoot: @escaping @Sendable () -> ScopeRoot,
+        tenant: (@Sendable (Request, Context) throws -> TenantID?)?,
         update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void,
         shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade,
         onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
     ) -> Self {
-        ws(path, shouldUpgrade: shouldUpgrade) { inbound, outbound, context in
-            try await currentRoot()
-                .withScope({ values in
-                    let upgrade = context.requestContext
-                    // The ID the upgrade request's log lines carried, after RequestIDMiddleware.
-                    values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
-                    try update(&values, context.request, upgrade)
-                }) {
-                    try await handler(inbound, outbound, context)
+        // The tenant is checked before the upgrade, so that a request for none, or an invalid
+        // one, is answered with the resolver's error rather than a connection that closes.
+        let upgradeIfTenantResolves: @Sendable (Request, Context) async throws -> RouterShouldUpgrade =
+            if let tenant {
+                { request, context in
+                    _ = try tenant(request, context)
+                    return try await shouldUpgrade(request, context)
                 }
+            } else {
+                shouldUpgrade
+            }
+        return ws(path, shouldUpgrade: upgradeIfTenantResolves) { inbound, outbound, context in
+            let setUp: (inout ScopedValues) throws -> Void = { values in
+                let upgrade = context.requestContext
+                // The ID the upgrade request's log lines carried, after RequestIDMiddleware.
+                values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
+                try update(&values, context.request, upgrade)
+            }
+            let root = currentRoot()
+            if let tenant = try tenant?(context.request, context.requestContext) {
+                try await root.withScope(tenant: tenant, setUp) { try await handler(inbound, outbound, context) }
+            } else {
+                try await root.withScope(setUp) { try await handler(inbound, outbound, context) }
+            }
         }
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import HummingbirdWSClient
+import HummingbirdWSTesting
 import MovieCatalog
 import Scoped
 import ScopedSQLite
@@ -187,6 +189,53 @@ struct CatalogTenantTests {
         )
         await root.shutdown()
         #expect(openFiles().filter { $0.hasPrefix(folder.path("tenants")) } == [])
+    }
+
+    /// Sends `message` on a WebSocket connection as `tenant` and returns the reply, parsed.
+    private func rate(_ client: some TestClientProtocol, _ message: String, tenant: String) async throws -> [String:
+        Any]
+    {
+        let replies = Recorder<String>()
+        try await client.ws("/movies/live", configuration: .init(additionalHeaders: tenantHeaders(tenant))) {
+            inbound,
+            outbound,
+            _ in
+            var iterator = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+            try await outbound.write(.text(message))
+            if case .text(let reply) = try await iterator.next() { replies.record(reply) }
+        }
+        return replies.all.first.flatMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+            ?? [:]
+    }
+
+    @Test func aWebSocketConnectionAndItsMessagesBelongToTheUpgradesTenant() async throws {
+        let folder = try TemporaryFolder()
+        let (app, root) = try await makeApplication(try await configuration(folder))
+        try await app.test(.live) { client async throws in
+            let created = try await create(client, "Rated", tenant: "a")
+            #expect(created.status == .created)
+            let id = try created.decode(Movie.self).id
+            let message = #"{"rate":{"movieID":\#(id),"stars":4}}"#
+            #expect(try await rate(client, message, tenant: "a")["count"] as? Int == 1)
+            // Tenant b has no such movie: its message runs on its own database.
+            let other = try await rate(client, message, tenant: "b")
+            #expect((other["error"] as? [String: Any])?["code"] as? String == "not_found")
+            // No tenant, or an invalid one: the upgrade is refused.
+            await #expect(throws: (any Error).self) {
+                try await client.ws("/movies/live") { _, _, _ in }
+            }
+            await #expect(throws: (any Error).self) {
+                try await client.ws("/movies/live", configuration: .init(additionalHeaders: tenantHeaders("B!"))) {
+                    _,
+                    _,
+                    _ in
+                }
+            }
+        }
+        await root.shutdown()
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("tenants/a.sqlite")))
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM ratings", as: Int.self) } == 1)
+        await database.close()
     }
 
     @Test func aTenantWhoseDatabaseCannotOpenFailsAloneAndRecoversOnItsNextRequest() async throws {

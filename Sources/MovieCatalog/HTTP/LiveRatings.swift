@@ -25,11 +25,17 @@ package struct LiveRatings: Sendable {
     package init() {}
 
     /// Adds the WebSocket route to `router`, whose connections are children of the root current
-    /// when they connect, and keep it for as long as they are open.
-    package func addRoute<Context: WebSocketRequestContext>(to router: Router<Context>, root: ReloadableScopeRoot) {
+    /// when they connect, and keep it for as long as they are open; with `tenant`, each
+    /// connection, and every message on it, belongs to the tenant of its upgrade request.
+    package func addRoute<Context: WebSocketRequestContext>(
+        to router: Router<Context>,
+        root: ReloadableScopeRoot,
+        tenant: (@Sendable (Request, Context) throws -> TenantID?)? = nil
+    ) {
         router.ws(
             "/movies/live",
             root: root,
+            tenant: tenant,
             update: { values, _, _ in values.transactionMode = .readWrite }
         ) { inbound, outbound, context in
             let requestID = ScopedValues.current.requestID ?? context.requestContext.id
