@@ -50,7 +50,14 @@ extension RouterMethods where Context: WebSocketRequestContext {
         },
         onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
     ) -> Self {
-        ws(path, currentRoot: { root }, tenant: tenant, update: update, shouldUpgrade: shouldUpgrade, onUpgrade: handler)
+        ws(
+            path,
+            currentRoot: { root },
+            tenant: tenant,
+            update: update,
+            shouldUpgrade: shouldUpgrade,
+            onUpgrade: handler
+        )
     }
 
     /// Adds a WebSocket route whose every connection runs in its own scope, a child of the root
