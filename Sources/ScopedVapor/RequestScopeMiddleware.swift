@@ -49,7 +49,13 @@ public struct RequestScopeMiddleware: AsyncMiddleware {
     /// Changes a request's scope as it opens: select variants, set a principal.
     public typealias Update = @Sendable (inout ScopedValues, Request) throws -> Void
 
+    /// Says which tenant a request belongs to (from a header, the host, a path prefix, a
+    /// claim), or `nil` for none; an error it throws fails the request with that error, before
+    /// anything of a tenant is opened.
+    public typealias TenantResolver = @Sendable (Request) throws -> TenantID?
+
     private let root: @Sendable () -> ScopeRoot
+    private let tenant: TenantResolver?
     private let update: Update
 
     /// Opens request scopes on `root`.
@@ -59,14 +65,37 @@ public struct RequestScopeMiddleware: AsyncMiddleware {
     ///   - update: changes each request's scope as it opens; an error it throws fails the
     ///     request with that error.
     public init(root: ScopeRoot, update: @escaping Update = { _, _ in }) {
-        self.root = { root }
-        self.update = update
+        self.init(root: { root }, tenant: nil, update: update)
+    }
+
+    /// Opens request scopes on `root`, each for the tenant `tenant` says.
+    ///
+    /// - Parameters:
+    ///   - root: the application root every request scope is a child of.
+    ///   - tenant: the tenant each request's scope belongs to, fixed as it opens; `nil`, or a
+    ///     resolver that returns `nil`, for none. A scope of a tenant starts from the tenant's
+    ///     values, and its tenant services are the tenant's (see `Tenancy`).
+    ///   - update: changes each request's scope as it opens; an error it throws fails the
+    ///     request with that error.
+    public init(root: ScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _ in }) {
+        self.init(root: { root }, tenant: tenant, update: update)
     }
 
     /// Opens request scopes on the current root of `root`, so a reload takes effect for new
     /// requests while requests in flight keep the root they started with.
     public init(root: ReloadableScopeRoot, update: @escaping Update = { _, _ in }) {
-        self.root = { root.current }
+        self.init(root: { root.current }, tenant: nil, update: update)
+    }
+
+    /// Opens request scopes on the current root of `root`, each for the tenant `tenant` says;
+    /// see the initializer on a `ScopeRoot` for the parameters.
+    public init(root: ReloadableScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _ in }) {
+        self.init(root: { root.current }, tenant: tenant, update: update)
+    }
+
+    private init(root: @escaping @Sendable () -> ScopeRoot, tenant: TenantResolver?, update: @escaping Update) {
+        self.root = root
+        self.tenant = tenant
         self.update = update
     }
 
@@ -75,10 +104,15 @@ public struct RequestScopeMiddleware: AsyncMiddleware {
     public func respond(to request: Request, chainingTo next: any AsyncResponder) async throws -> Response {
         let requestID = RequestIDs.accepting(request.id) ?? RequestIDs.next()
         if requestID != request.id { request.logger[metadataKey: "request-id"] = .string(requestID) }
-        let scope = try root()
-            .openScope { values in
-                values.requestID = requestID
-                try update(&values, request)
+        let setUp: (inout ScopedValues) throws -> Void = { values in
+            values.requestID = requestID
+            try update(&values, request)
+        }
+        let scope =
+            if let tenant = try tenant?(request) {
+                try root().openScope(tenant: tenant, setUp)
+            } else {
+                try root().openScope(setUp)
             }
         let handOver = ScopeHandOver(scope: scope)
         return try await scope.runClosingOnFailure {
