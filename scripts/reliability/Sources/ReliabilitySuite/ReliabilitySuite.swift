@@ -18,6 +18,7 @@ enum ReliabilitySuite {
         ("log-secrets", LogSecretsScenario.run),
         ("idle-timeout", IdleTimeoutScenario.run),
         ("reload", { try ReloadScenario.run($0, on: .sqlite) }),
+        ("tenants", TenantsScenario.run),
         // The same scenarios with the server on PostgreSQL, and two servers on one database.
         ("isolation-pg", { try await IsolationScenario.run($0, on: .postgres) }),
         ("disconnects-pg", { try await DisconnectScenario.run($0, on: .postgres) }),

@@ -15,6 +15,9 @@ final class Tally: Sendable {
 
     subscript(name: String) -> Int { counts.withLock { $0[name, default: 0] } }
 
+    /// Every count, by name.
+    var all: [String: Int] { counts.withLock { $0 } }
+
     /// The first example recorded for `name`, to show what went wrong.
     func example(_ name: String) -> String { examples.withLock { $0[name] ?? "" } }
 
