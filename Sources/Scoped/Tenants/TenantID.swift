@@ -5,8 +5,8 @@
 /// parsed from a request is checked here, once, before anything is opened for it:
 ///
 /// ```swift
-/// guard let tenant = TenantID(request.headers["X-Tenant"] ?? "") else {
-///     throw BadRequest("X-Tenant must be 1 to 63 characters from a-z, 0-9 and -")
+/// guard let tenant = TenantID(request.headers[tenantHeader] ?? "") else {
+///     throw HTTPError(.badRequest, message: "X-Tenant must be 1 to 63 characters from a-z, 0-9 and -")
 /// }
 /// ```
 public struct TenantID: Hashable, Sendable, Comparable, CustomStringConvertible {
