@@ -38,6 +38,23 @@ enum TenantStoreKey: ScopedServiceKey {
     }
 }
 
+extension ScopedValues {
+    @Entry var closeGate: Barrier? = nil
+}
+
+/// A tenant's store whose close waits at the gate: a file still being closed.
+enum SlowClosingStoreKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.tenant
+    static func makeValue() async throws -> TenantStore {
+        ScopedValues.current.probe?.built("slowStore")
+        return TenantStore(tenant: ScopedValues.current.tenant, label: "")
+    }
+    static func close(_ store: TenantStore, outcome: ScopeOutcome) async throws {
+        await ScopedValues.current.closeGate?.arrive()
+        ScopedValues.current.probe?.closed("slowStore", outcome)
+    }
+}
+
 /// An app service that reads a tenant's store: a captive dependency.
 enum AppReadsTenantKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
@@ -288,6 +305,29 @@ struct TenantTests {
         try await task.value
         #expect(seen.withLock { $0 } == (tenant("acme"), tenant("acme")))
         try await waitUntil { probe.events.contains("close tenantStore acme success") }
+        await root.shutdown()
+    }
+
+    @Test func aTenantReopenedWhileItsEvictedInstanceClosesBuildsOnlyOnceThatCloseEnded() async throws {
+        let probe = LifetimeProbe()
+        let gate = Barrier(parties: 2)
+        let root = ScopeRoot(startingFrom: ScopedValues(), tenancy: Tenancy(maximumOpen: 1, idleTimeout: nil)) {
+            $0.probe = probe
+            $0.closeGate = gate
+        }
+        try await root.withScope(tenant: tenant("a")) { _ = try await ScopedValues.current[SlowClosingStoreKey.self] }
+        // `b` takes `a`'s place; `a`'s close waits at the gate.
+        try await root.withScope(tenant: tenant("b")) {}
+        let reopened = Task {
+            try await root.withScope(tenant: tenant("a")) {
+                _ = try await ScopedValues.current[SlowClosingStoreKey.self]
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(probe.builds(of: "slowStore") == 1)
+        await gate.arrive()
+        try await reopened.value
+        #expect(probe.events == ["build slowStore", "close slowStore success", "build slowStore"])
         await root.shutdown()
     }
 

@@ -18,8 +18,13 @@ final class TenantDirectory: Sendable {
 
     private struct State {
         var open: [TenantID: Tenant] = [:]
-        /// The closes of evicted tenants still running, by tenant context.
-        var closing: [ObjectIdentifier: Task<Void, Never>] = [:]
+        /// The close of each evicted tenant whose services are still closing: the latest, by ID.
+        ///
+        /// The tenant's next instance builds nothing before it ends, so that a tenant's file is
+        /// never opened while its previous instance is still closing it.
+        var closing: [TenantID: (number: Int, task: Task<Void, Never>)] = [:]
+        /// How many closes have started: the next one's number.
+        var closes = 0
         var evicted = 0
         /// Evicts idle tenants while any is open and the tenancy has an idle timeout.
         var sweeper: Task<Void, Never>?
@@ -48,7 +53,7 @@ final class TenantDirectory: Sendable {
                 tenant.context.openScopes?.opened()
                 return tenant
             }
-            let context = ScopeContext(tenant: id, of: root)
+            let context = ScopeContext(tenant: id, of: root, after: state.closing[id]?.task)
             // A base of its own, so that a read in a tenant's scope probes at most two tables.
             var values = ScopedValues(node: rootValues.node.flattened(extra: 4, depth: 1, scope: context))
             try tenancy.configure(id, &values)
@@ -84,7 +89,7 @@ final class TenantDirectory: Sendable {
             state.sweeper = nil
             for id in state.open.keys { close(state.open.removeValue(forKey: id)!, in: &state) }
             registry.tenantCountChanged(open: 0)
-            return Array(state.closing.values)
+            return state.closing.values.map(\.task)
         }
         for task in closing { await task.value }
     }
@@ -143,16 +148,29 @@ final class TenantDirectory: Sendable {
     /// Created under the lock, so that the task, which takes the lock to remove itself, finds
     /// itself there.
     private func close(_ tenant: Tenant, in state: inout State) {
-        let id = ObjectIdentifier(tenant.context)
+        guard let id = tenant.context.tenantID else { return }
         let registry = registry
-        state.closing[id] = Task { [weak self] in
+        let previous = state.closing[id]?.task
+        state.closes += 1
+        let number = state.closes
+        let task = Task { [weak self] in
+            // The instance before this one, if it is still closing, goes first.
+            await previous?.value
             // A tenant is evicted with no scope open, unless one was opened from the values of
             // a scope that had closed: its services wait for that one.
             await tenant.context.openScopes?.drained()
             let failures = await tenant.context.close(.success)
             if !failures.isEmpty { registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success)) }
             tenant.context.detach()
-            _ = self?.state.withLock { $0.closing.removeValue(forKey: id) }
+            self?.closed(id, number: number)
+        }
+        state.closing[id] = (number, task)
+    }
+
+    /// Forgets the close `number` of tenant `id`, which has ended, unless a later one took its place.
+    private func closed(_ id: TenantID, number: Int) {
+        state.withLock { state in
+            if state.closing[id]?.number == number { state.closing[id] = nil }
         }
     }
 

@@ -71,6 +71,9 @@ extension ScopeContext {
         chain: ConstructionChain,
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
+        // A tenant's resources (its file, its schema) are opened only once its previous
+        // instance has closed them.
+        if let predecessorClose { await predecessorClose.value }
         let box: AnyValueBox
         // App services are built once per root: their build time is worth two clock reads, and
         // what they read is recorded, for a reload to know whether they can be carried over.

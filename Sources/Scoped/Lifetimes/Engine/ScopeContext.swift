@@ -86,6 +86,9 @@ package final class ScopeContext: Sendable {
     let published: [PublishedService]
     /// For a root: its open tenants; `nil` for a tenant and a scope.
     let tenants: TenantDirectory?
+    /// For a tenant opened while its previous instance was still closing: that close, which
+    /// this one waits for before it builds a service.
+    let predecessorClose: Task<Void, Never>?
     /// Set when the scope closes: published services are then no longer handed out.
     let isClosed = Atomic<Bool>(false)
 
@@ -100,6 +103,7 @@ package final class ScopeContext: Sendable {
         // identities costs less than hashing one.
         self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
         self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
+        self.predecessorClose = nil
     }
 
     /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one.
@@ -112,10 +116,14 @@ package final class ScopeContext: Sendable {
         self.openScopes = nil
         self.published = []
         self.tenants = nil
+        self.predecessorClose = nil
     }
 
     /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes.
-    package init(tenant id: TenantID, of root: ScopeContext) {
+    ///
+    /// `predecessorClose`: the close of the tenant's previous instance, if it is still running;
+    /// this one builds nothing before it ends.
+    package init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
         self.lifetime = .tenant
         self.registry = root.registry
         self.parentRoot = root
@@ -124,6 +132,7 @@ package final class ScopeContext: Sendable {
         self.openScopes = OpenScopes(tracksIdleTime: true)
         self.published = []
         self.tenants = nil
+        self.predecessorClose = predecessorClose
     }
 
     /// The application root this scope belongs to.

@@ -4,7 +4,8 @@ import Glibc
 import Foundation
 import Synchronization
 
-/// Tenants (the `multitenant` profile, a SQLite file per tenant):
+/// Tenants, on the `multitenant` profile with a SQLite file per tenant.
+///
 ///
 /// 1. Eviction under load: `tenants.max` = 5, sixteen writers over twenty tenants in rotation,
 ///    each write's title tagged with its tenant. No more than 5 tenants are ever open (polled from
@@ -67,14 +68,15 @@ enum TenantsScenario {
                 let title = "\(tenant) \(client)-\(number)"
                 do {
                     if connection == nil { connection = try HTTPConnection(port: server.port, timeout: 30) }
-                    let response = try connection!.perform(
-                        HTTPRequest(
-                            "POST",
-                            "/movies",
-                            headers: [("X-Tenant", tenant)],
-                            json: #"{"title":"\#(title)","year":2001}"#
+                    let response = try connection!
+                        .perform(
+                            HTTPRequest(
+                                "POST",
+                                "/movies",
+                                headers: [("X-Tenant", tenant)],
+                                json: #"{"title":"\#(title)","year":2001}"#
+                            )
                         )
-                    )
                     if response.status == 201 {
                         statuses.add("201")
                         acknowledged.withLock { _ = $0[tenant, default: []].insert(title) }
@@ -120,11 +122,17 @@ enum TenantsScenario {
         let failures = counts.filter { $0.key != "201" && $0.key != "503 tenant_capacity" }
         result.check(
             "requests failing otherwise than 503 tenant_capacity: \(failures.values.reduce(0, +))"
-                + (failures.isEmpty ? "" : " (\(failures.keys.sorted().joined(separator: ", ")): \(failures.keys.sorted().first.map(statuses.example) ?? ""))"),
+                + (failures.isEmpty
+                    ? ""
+                    : " (\(failures.keys.sorted().joined(separator: ", ")): \(failures.keys.sorted().first.map(statuses.example) ?? ""))"),
             target: "0",
             failures.isEmpty
         )
-        result.check("acknowledged writes missing \(missing) of \(written.grouped)", target: "0", missing == 0 && written > 0)
+        result.check(
+            "acknowledged writes missing \(missing) of \(written.grouped)",
+            target: "0",
+            missing == 0 && written > 0
+        )
         result.check("rows in another tenant's file \(foreign)", target: "0", foreign == 0)
         result.check("tenants evicted \(statistics.tenants.evicted)", target: "> 0", statistics.tenants.evicted > 0)
         // An evicted tenant's files close beside the tenant that took its place: while running,
@@ -167,15 +175,18 @@ enum TenantsScenario {
                     let title = "\(tenant) \(cycle)-\(client)-\(number)"
                     do {
                         if connection == nil { connection = try HTTPConnection(port: server.port, timeout: 10) }
-                        let response = try connection!.perform(
-                            HTTPRequest(
-                                "POST",
-                                "/movies",
-                                headers: [("X-Tenant", tenant)],
-                                json: #"{"title":"\#(title)","year":2001}"#
+                        let response = try connection!
+                            .perform(
+                                HTTPRequest(
+                                    "POST",
+                                    "/movies",
+                                    headers: [("X-Tenant", tenant)],
+                                    json: #"{"title":"\#(title)","year":2001}"#
+                                )
                             )
-                        )
-                        if response.status == 201 { acknowledged.withLock { _ = $0[tenant, default: []].insert(title) } }
+                        if response.status == 201 {
+                            acknowledged.withLock { _ = $0[tenant, default: []].insert(title) }
+                        }
                     } catch {
                         connection = nil
                         if !stop.load(ordering: .relaxed) { Thread.sleep(forTimeInterval: 0.01) }
@@ -197,7 +208,8 @@ enum TenantsScenario {
             let database = try RawDatabase(path)
             let check = try database.integrityCheck()
             if check != "ok" { unsound.append("\(tenant): \(check)") }
-            missing += acknowledged.withLock { $0[tenant, default: []] }
+            missing +=
+                acknowledged.withLock { $0[tenant, default: []] }
                 .subtracting(Set(try database.movieTitles().values)).count
         }
         let written = acknowledged.withLock { $0.values.map(\.count).reduce(0, +) }
