@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bytes per open scope, from resident memory: 10,000 request scopes held open at once in one
 # process (each with one scope service built), and 10,000 idle WebSocket connections held open
-# on ExampleServer (each connection is a scope of its own). Prints two table rows.
+# on ExampleServer (each connection is a scope of its own), and 10,000 tenants opened and evicted in
+# turn then held open at once. Prints the table rows.
 #   CONFIG=release|debug (default release) picks the ExampleServer build; COUNT (default 10000).
 # Usage: bash Benchmarks/memory.sh
 set -euo pipefail
@@ -14,6 +15,7 @@ swift build -c release --package-path Benchmarks --product ScopeMemory
 swift build -c "$config" --product ExampleServer
 memory=Benchmarks/.build/release/ScopeMemory
 "$memory" scopes "$count"
+"$memory" tenants "$count" | tail -2
 
 workdir=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))

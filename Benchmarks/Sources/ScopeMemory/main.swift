@@ -8,6 +8,9 @@ import Scoped
 //
 //   ScopeMemory scopes [COUNT]                 COUNT request scopes open at once in this
 //                                              process, each with one scope service built.
+//   ScopeMemory tenants [COUNT]                COUNT tenants open at once, each with one tenant
+//                                              service built; then COUNT opened in turn with at
+//                                              most 100 open, resident memory flat.
 //   ScopeMemory websockets PORT PID [COUNT]    COUNT idle WebSocket connections to
 //                                              ExampleServer's /movies/live on PORT; PID's
 //                                              resident memory before and after.
@@ -139,12 +142,73 @@ extension Array where Element: Equatable {
     }
 }
 
+/// A tenant service of about the size of a tenant's handle on its database: a class with a
+/// few fields. (A real database's own memory, its page cache and connections, is the
+/// database's; this measures what Scoped keeps per tenant.)
+final class TenantHandle: Sendable {
+    let tenant: TenantID?
+    let label: String
+    init(tenant: TenantID?, label: String) {
+        self.tenant = tenant
+        self.label = label
+    }
+}
+
+enum TenantHandleKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.tenant
+    static func makeValue() async throws -> TenantHandle {
+        TenantHandle(tenant: ScopedValues.current.tenant, label: "handle")
+    }
+}
+
+/// Opens `count` tenants in turn on a root that keeps at most 100 open, and measures resident
+/// memory after a tenth of them and after all (first, in a fresh process, so that the figure
+/// is not hidden in memory freed earlier); then opens `count` tenants on one root, each with
+/// one tenant service built, and measures what they hold while all are open.
+func measureTenants(_ count: Int) async throws -> [String] {
+    func tenant(_ number: Int) -> TenantID { TenantID("tenant-\(number)")! }
+    let bounded = ScopeRoot(services: [TenantHandleKey.self], tenancy: Tenancy(maximumOpen: 100, idleTimeout: nil))
+    var afterTenth = 0
+    let turnsBefore = residentMemory()
+    for number in 0..<count {
+        try await bounded.withScope(tenant: tenant(number)) { _ = try await ScopedValues.current[TenantHandleKey.self] }
+        if number == count / 10 - 1 {
+            // The evicted tenants' closes run in tasks of their own: let them finish.
+            while bounded.tenantStatistics.evicted < number + 1 - 100 { try await Task.sleep(for: .milliseconds(1)) }
+            afterTenth = residentMemory()
+        }
+    }
+    try await Task.sleep(for: .milliseconds(100))
+    let afterAll = residentMemory()
+    let evicted = bounded.tenantStatistics.evicted
+    await bounded.shutdown()
+    let root = ScopeRoot(services: [TenantHandleKey.self], tenancy: Tenancy(idleTimeout: nil))
+    try await root.withScope(tenant: tenant(-1)) { _ = try await ScopedValues.current[TenantHandleKey.self] }
+    let before = residentMemory()
+    for number in 0..<count {
+        try await root.withScope(tenant: tenant(number)) { _ = try await ScopedValues.current[TenantHandleKey.self] }
+    }
+    let after = residentMemory()
+    precondition(root.tenantStatistics.open == count + 1)
+    await root.shutdown()
+
+    return [
+        row("tenant open, 1 tenant service built", count: count, before: before, after: after),
+        "| \(count) tenants opened in turn, at most 100 open (\(evicted) evicted): RSS after \(count / 10) "
+            + "/ after \(count) | \(count) | \(afterTenth / 1024) KiB | \(afterAll / 1024) KiB | "
+            + "\(Int((Double(afterAll - afterTenth) / Double(count - count / 10)).rounded())) |"
+            + " <!-- started at \(turnsBefore / 1024) KiB -->",
+    ]
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 print("| what is held open | count | RSS before | RSS after | bytes each |")
 print("|---|---:|---:|---:|---:|")
 switch arguments.first {
 case "scopes":
     print(try await measureScopes(arguments.dropFirst().first.flatMap(Int.init) ?? 10_000))
+case "tenants":
+    for line in try await measureTenants(arguments.dropFirst().first.flatMap(Int.init) ?? 10_000) { print(line) }
 case "websockets" where arguments.count >= 3:
     print(
         try measureWebSockets(
@@ -154,6 +218,6 @@ case "websockets" where arguments.count >= 3:
         )
     )
 default:
-    print("usage: ScopeMemory scopes [COUNT] | websockets PORT PID [COUNT]")
+    print("usage: ScopeMemory scopes [COUNT] | tenants [COUNT] | websockets PORT PID [COUNT]")
     exit(2)
 }
