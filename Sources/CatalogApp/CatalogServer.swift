@@ -43,7 +43,9 @@ package enum CatalogServer {
             // tenant's first request: no application database to open or validate.
             case (.sqlite, .some): [SQLiteTenantDatabaseKey.self]
             case (.sqlite, nil): [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
-            case (.postgres, _): [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
+            // With tenants on PostgreSQL: a schema per tenant, through the application's client.
+            case (.postgres, .some): [PostgresClientKey.self, PostgresTenantDatabaseKey.self]
+            case (.postgres, nil): [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
             }
         var variants = CatalogVariants.make()
         variants.register("sqlite", of: \.debugDatabase) { SQLiteDebugDatabase() }

@@ -14,6 +14,9 @@ public struct PostgresDatabase: Sendable {
     public let configuration: PostgresConfiguration
     /// Where statements and migrations are logged.
     public let logger: Logger
+    /// The schema this database's sessions and migrations use (a tenant's); `nil` for the
+    /// connections' default `search_path`.
+    public let schema: PostgresSchema?
     /// Connections leased to sessions made with ``PostgresSession/init(database:mode:)``.
     let leases = PostgresLeaseCounter()
 
@@ -27,14 +30,37 @@ public struct PostgresDatabase: Sendable {
     /// - Throws: ``PostgresStartupError`` when no connection could be made in time, or a
     ///   migration failed.
     public init(client: PostgresClient, configuration: PostgresConfiguration, logger: Logger) async throws {
+        try await self.init(client: client, configuration: configuration, schema: nil, logger: logger)
+    }
+
+    /// Connects with `client` and migrates `schema`, creating it if it does not exist: a
+    /// tenant's database, sharing the application's client and its connections.
+    ///
+    /// Migrations of a schema run under an advisory lock of that schema's, so that instances
+    /// opening the same tenant at once apply each migration once, and other tenants do not wait.
+    ///
+    /// - Parameters:
+    ///   - client: the application's client; it must be running.
+    ///   - configuration: the database's configuration and migrations.
+    ///   - schema: the schema, or `nil` for the connections' default.
+    ///   - logger: where migrations are logged.
+    /// - Throws: ``PostgresStartupError`` when no connection could be made in time, or a
+    ///   migration failed.
+    public init(
+        client: PostgresClient,
+        configuration: PostgresConfiguration,
+        schema: PostgresSchema?,
+        logger: Logger
+    ) async throws {
         self.client = client
         self.configuration = configuration
+        self.schema = schema
         self.logger = logger
         let timeout = configuration.connectTimeout
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    try await PostgresMigrator.migrate(client, configuration.migrations, logger: logger)
+                    try await PostgresMigrator.migrate(client, configuration.migrations, in: schema, logger: logger)
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)

@@ -10,17 +10,43 @@ enum PostgresMigrator {
     ///
     /// - Returns: the versions applied now.
     @discardableResult
-    static func migrate(_ client: PostgresClient, _ migrations: [PostgresMigration], logger: Logger) async throws
-        -> [Int]
-    {
+    static func migrate(
+        _ client: PostgresClient,
+        _ migrations: [PostgresMigration],
+        in schema: PostgresSchema? = nil,
+        logger: Logger
+    ) async throws -> [Int] {
         try await client.withConnection { connection in
-            _ = try await connection.query("SELECT pg_advisory_lock(\(lockKey))", logger: logger).collect()
+            // A schema's migrations take a lock of the schema's own: other tenants do not wait.
+            let lock: PostgresQuery
+            let unlock: PostgresQuery
+            if let schema {
+                let key = Int32(truncatingIfNeeded: lockKey)
+                lock = "SELECT pg_advisory_lock(\(key), hashtext(\(schema.name)))"
+                unlock = "SELECT pg_advisory_unlock(\(key), hashtext(\(schema.name)))"
+            } else {
+                lock = "SELECT pg_advisory_lock(\(lockKey))"
+                unlock = "SELECT pg_advisory_unlock(\(lockKey))"
+            }
+            _ = try await connection.query(lock, logger: logger).collect()
             do {
+                if let schema {
+                    _ = try await connection.query(
+                        PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"),
+                        logger: logger
+                    )
+                    .collect()
+                    _ = try await connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \(schema)"), logger: logger)
+                        .collect()
+                }
                 let applied = try await apply(migrations, on: connection, logger: logger)
-                _ = try await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger).collect()
+                // The connection goes back to the pool with the default search path.
+                if schema != nil { _ = try await connection.query("RESET search_path", logger: logger).collect() }
+                _ = try await connection.query(unlock, logger: logger).collect()
                 return applied
             } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(lockKey))", logger: logger).collect()
+                if schema != nil { _ = try? await connection.query("RESET search_path", logger: logger).collect() }
+                _ = try? await connection.query(unlock, logger: logger).collect()
                 throw error
             }
         }

@@ -16,9 +16,14 @@ extension ScopedValues {
         set { self[PostgresLoggerKey.self] = newValue }
     }
 
-    /// The application's database: its client reachable and its schema migrated.
+    /// The current scope's database: in a scope of a tenant, the tenant's schema
+    /// (``PostgresTenantDatabaseKey``); elsewhere the application's (``PostgresDatabaseKey``).
+    /// Either way its client reachable and its schema migrated.
     public var postgresDatabase: PostgresDatabase {
-        get async throws { try await self[PostgresDatabaseKey.self] }
+        get async throws {
+            if tenant == nil { return try await self[PostgresDatabaseKey.self] }
+            return try await self[PostgresTenantDatabaseKey.self]
+        }
     }
 
     /// The current scope's session: one transaction, committed when the scope ends well and
@@ -69,6 +74,49 @@ public enum PostgresDatabaseKey: ScopedServiceKey {
         return try await PostgresDatabase(
             client: client,
             configuration: configuration,
+            logger: values.postgresLogger
+        )
+    }
+}
+
+/// A tenant's ``PostgresDatabase``: a schema of the tenant's own (``PostgresSchema``, `t_<id>`)
+/// on the application's database, created and migrated on the tenant's first use, reached
+/// through the application's client.
+///
+/// Why a schema and not a database per tenant: a database per tenant needs a connection pool
+/// per tenant, and a server with a thousand tenants would need a thousand pools' connections.
+/// Schemas share the application's pool, and each session confines itself to its tenant's
+/// schema with `SET LOCAL search_path`, which ends with its transaction.
+public enum PostgresTenantDatabaseKey: ScopedServiceKey {
+    /// Which scope owns the service.
+    public static let lifetime = ScopedLifetime.tenant
+    /// The name diagnostics and errors use.
+    public static var name: String { "postgresTenantDatabase" }
+
+    /// Builds the service.
+    ///
+    /// - Throws: `DatabaseConfigurationError` when no `postgresConfiguration` is set, or the
+    ///   tenant's ID is too long for a schema name; what
+    ///   ``PostgresDatabase/init(client:configuration:schema:logger:)`` throws. The root hands
+    ///   either to the tenant's scopes as a `TenantUnavailableError`.
+    public static func makeValue() async throws -> PostgresDatabase {
+        let values = ScopedValues.current
+        guard let configuration = values.postgresConfiguration else {
+            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
+        }
+        guard let tenant = values.tenant else { throw ScopedError.outsideTenant(entry: name) }
+        guard let schema = PostgresSchema(tenant: tenant) else {
+            throw DatabaseConfigurationError(
+                entry: name,
+                problem: "tenant ID '\(tenant)' is longer than the 61 characters a schema name allows",
+                fix: "use tenant IDs of at most 61 characters on PostgreSQL"
+            )
+        }
+        let client = try await values[PostgresClientKey.self]
+        return try await PostgresDatabase(
+            client: client,
+            configuration: configuration,
+            schema: schema,
             logger: values.postgresLogger
         )
     }

@@ -46,6 +46,9 @@ public final class PostgresSession: Sendable {
     }
 
     private let source: Source
+    /// The schema the session's transaction reads and writes (a tenant's), set with
+    /// `SET LOCAL search_path` as it begins; `nil` for the connection's default.
+    private let schema: PostgresSchema?
     /// How the session begins its transaction.
     public let mode: TransactionMode
     private let logger: Logger
@@ -71,6 +74,7 @@ public final class PostgresSession: Sendable {
         statementTimeout: Duration = .seconds(10)
     ) {
         self.source = .client(client, leases: nil)
+        self.schema = nil
         self.mode = mode
         self.logger = logger
         self.leaseTimeout = leaseTimeout
@@ -82,11 +86,16 @@ public final class PostgresSession: Sendable {
     /// ``PostgresDatabase/statistics()`` while it holds a connection; it leases nothing until
     /// its first statement.
     ///
+    /// On a tenant's database (``PostgresTenantDatabaseKey``) the transaction reads and writes
+    /// the tenant's schema only: it begins with `SET LOCAL search_path` to it, which ends with
+    /// the transaction, so the connection goes back to the pool as it came.
+    ///
     /// - Parameters:
-    ///   - database: the application's database.
+    ///   - database: the application's database, or a tenant's.
     ///   - mode: how the transaction begins.
     public init(database: PostgresDatabase, mode: TransactionMode = .readWrite) {
         self.source = .client(database.client, leases: database.leases)
+        self.schema = database.schema
         self.mode = mode
         self.logger = database.logger
         self.leaseTimeout = database.configuration.leaseTimeout
@@ -97,6 +106,7 @@ public final class PostgresSession: Sendable {
     /// A session on a test's connection, in a savepoint of the test's transaction.
     init(test: PostgresTestTransaction, mode: TransactionMode) {
         self.source = .test(test)
+        self.schema = nil
         self.mode = mode
         self.logger = Logger(label: "scoped.postgres.test", factory: { _ in SwiftLogNoOpLogHandler() })
         self.leaseTimeout = test.configuration.leaseTimeout
@@ -278,8 +288,9 @@ public final class PostgresSession: Sendable {
     /// The statements that begin the session's transaction on `lease`.
     private func beginning(_ lease: Lease) -> [PostgresQuery] {
         switch (lease.isSavepoint, mode) {
-        case (false, .readOnly): ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"]
-        case (false, .readWrite): ["BEGIN"]
+        case (false, .readOnly):
+            ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"] + (schema.map { [$0.setLocalSearchPath] } ?? [])
+        case (false, .readWrite): ["BEGIN"] + (schema.map { [$0.setLocalSearchPath] } ?? [])
         // Set inside the savepoint, so that rolling back to it unsets it.
         case (true, .readOnly): ["SAVEPOINT scoped_session", "SET LOCAL transaction_read_only = on"]
         case (true, .readWrite): ["SAVEPOINT scoped_session"]

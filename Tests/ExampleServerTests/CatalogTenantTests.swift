@@ -110,6 +110,54 @@ struct CatalogTenantTests {
         #expect(!FileManager.default.fileExists(atPath: folder.path("catalog.sqlite")))
     }
 
+    @Test(.enabled(if: Backend.available.contains(.postgres)))
+    func onPostgreSQLEachTenantKeepsItsCatalogInASchemaOfItsOwn() async throws {
+        let database = try TestDatabase(.postgres)
+        let written = Locked<[String: Int]>([:])
+        try await withCatalogServer(on: database, profile: .multitenant) { client, root, _ in
+            #expect(try await create(client, "Alpha", tenant: "a").status == .created)
+            #expect(try await titles(client, tenant: "b") == [])
+            #expect(try await create(client, "Beta", tenant: "b").status == .created)
+            #expect(try await titles(client, tenant: "a") == ["Alpha"])
+            #expect(try await titles(client, tenant: "c") == [])
+            #expect(try await titles(client, tenant: "b") == ["Beta"])
+            // 16 clients over 20 tenants, each title tagged with its tenant.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<16 {
+                    group.addTask {
+                        for request in 0..<10 {
+                            let tenant = "p\((worker * 7 + request * 3) % 20)"
+                            let response = try await create(client, "\(tenant) \(worker)-\(request)", tenant: tenant)
+                            #expect(response.status == .created)
+                            if response.status == .created { written.withLock { $0[tenant, default: 0] += 1 } }
+                            let seen = try await titles(client, tenant: tenant)
+                            #expect(seen.allSatisfy { $0.hasPrefix("\(tenant) ") }, "\(tenant) saw \(seen)")
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(await eventually { root.openScopeCount == 0 })
+        }
+        // Each tenant's rows are in its schema; the application's own tables hold none.
+        #expect(try await database.integer(#"SELECT count(*) FROM "t_a".movies"#) == 1)
+        #expect(try await database.integer(#"SELECT count(*) FROM "t_b".movies"#) == 1)
+        #expect(try await database.integer(#"SELECT count(*) FROM "t_c".movies"#) == 0)
+        for (tenant, count) in written.withLock({ $0 }) {
+            #expect(try await database.integer(#"SELECT count(*) FROM "t_\#(tenant)".movies"#) == count)
+            #expect(
+                try await database.integer(
+                    #"SELECT count(*) FROM "t_\#(tenant)".movies WHERE title NOT LIKE '\#(tenant) %'"#
+                ) == 0
+            )
+        }
+        #expect(
+            try await database.integer(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name = 'movies'"
+            ) == 0
+        )
+    }
+
     @Test func sixteenClientsAcrossFiftyTenantsSeeOnlyTheirOwnRows() async throws {
         let folder = try TemporaryFolder()
         let (app, root) = try await makeApplication(try await configuration(folder))

@@ -204,12 +204,6 @@ package struct AppConfiguration: Sendable {
             configuration.overrideRule = OverrideRule(header: header, entry: entry, variants: variants)
         }
         if try values.bool("tenants.enabled", default: false) {
-            guard configuration.databaseKind == .sqlite else {
-                throw values.error(
-                    "tenants.enabled",
-                    "tenants need database.kind sqlite: a schema per tenant on PostgreSQL is not built yet"
-                )
-            }
             configuration.tenants = try TenantSettings.read(values, folder: files.tenantsFolder, profile: profile)
         }
         if profile == .production {

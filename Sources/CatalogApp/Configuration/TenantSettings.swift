@@ -7,6 +7,9 @@ import ScopedSQLite
 /// The `tenants` section: where each tenant's SQLite file goes, how many tenants stay open and
 /// for how long, and each tenant's own settings from `Config/tenants/<id>.json`.
 ///
+/// On PostgreSQL each tenant has a schema of its own instead of a file
+/// (`PostgresTenantDatabaseKey`); `tenants.directory` is then not used.
+///
 /// `TENANTS_DIRECTORY`, `TENANTS_MAX` and `TENANTS_IDLE_TIMEOUT` override the section's keys, as
 /// the other sections' variables do.
 struct TenantSettings: Sendable, Equatable {
