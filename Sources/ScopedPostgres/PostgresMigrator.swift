@@ -31,12 +31,17 @@ enum PostgresMigrator {
             _ = try await connection.query(lock, logger: logger).collect()
             do {
                 if let schema {
-                    _ = try await connection.query(
-                        PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"),
-                        logger: logger
-                    )
-                    .collect()
-                    _ = try await connection.query(PostgresQuery(unsafeSQL: "SET search_path TO \(schema)"), logger: logger)
+                    _ =
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"),
+                            logger: logger
+                        )
+                        .collect()
+                    _ =
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: "SET search_path TO \(schema)"),
+                            logger: logger
+                        )
                         .collect()
                 }
                 let applied = try await apply(migrations, on: connection, logger: logger)
