@@ -16,9 +16,10 @@ extension ScopedValues {
         set { self[PostgresLoggerKey.self] = newValue }
     }
 
-    /// The current scope's database: in a scope of a tenant, the tenant's schema
-    /// (``PostgresTenantDatabaseKey``); elsewhere the application's (``PostgresDatabaseKey``).
-    /// Either way its client reachable and its schema migrated.
+    /// The current scope's database, its client reachable and its schema migrated.
+    ///
+    /// In a scope of a tenant, the tenant's schema (``PostgresTenantDatabaseKey``); elsewhere the
+    /// application's (``PostgresDatabaseKey``).
     public var postgresDatabase: PostgresDatabase {
         get async throws {
             if tenant == nil { return try await self[PostgresDatabaseKey.self] }
