@@ -63,14 +63,20 @@ struct LiveReloadTests {
         var messages: [String] { capture.lines.map(\.message) }
     }
 
-    private func withServer(_ body: (Server) async throws -> Void) async throws {
+    private func withServer(
+        profile: String = "development",
+        configFolder: String = repositoryConfigFolder,
+        environment extra: [String: String] = [:],
+        _ body: (Server) async throws -> Void
+    ) async throws {
         let folder = try TemporaryFolder(prefix: "live-reload")
         let overlay = folder.path("deployment.json")
         try Data(#"{"log":{"level":"info"}}"#.utf8).write(to: URL(filePath: overlay))
         let environment = [
-            "APP_ENV": "development", "CONFIG_DIR": repositoryConfigFolder, "CONFIG_FILE": overlay,
+            "APP_ENV": profile, "CONFIG_DIR": configFolder, "CONFIG_FILE": overlay,
             "DATABASE_PATH": folder.path("catalog.sqlite"), "HTTP_PORT": "0",
         ]
+        .merging(extra) { $1 }
         let configuration = try await AppConfiguration.load(environment: environment)
         let capture = LogCapture()
         let logger = capture.logger(label: "server", level: .notice)
@@ -91,6 +97,62 @@ struct LiveReloadTests {
         try await body(Server(base: base, overlay: overlay, capture: capture))
         server.cancel()
         _ = try? await server.value
+    }
+
+    @Test func aTenantsFileIsAppliedLiveToThatTenantAndAnInvalidOneIsRejected() async throws {
+        let folder = try TemporaryFolder(prefix: "live-tenants")
+        let config = folder.path("config")
+        try FileManager.default.createDirectory(atPath: "\(config)/tenants", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            atPath: "\(repositoryConfigFolder)/multitenant.json",
+            toPath: "\(config)/multitenant.json"
+        )
+        let acmeFile = "\(config)/tenants/acme.json"
+        func writeAcme(_ json: String) throws {
+            try Data(json.utf8).write(to: URL(filePath: acmeFile + ".partial"))
+            _ = rename(acmeFile + ".partial", acmeFile)
+        }
+        try await withServer(
+            profile: "multitenant",
+            configFolder: config,
+            environment: ["TENANTS_DIRECTORY": folder.path("tenants")]
+        ) { server in
+            func titles(_ tenant: String) async throws -> [String] {
+                let (status, body) = try await server.get("/movies?limit=500", headers: ["X-Tenant": tenant])
+                #expect(status == 200, "\(tenant): \(body)")
+                let page = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+                return (page?["items"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
+            }
+            for tenant in ["acme", "other"] {
+                let created = try await server.get(
+                    "/movies",
+                    method: "POST",
+                    body: #"{"title":"\#(tenant) own","year":2001}"#,
+                    headers: ["X-Tenant": tenant]
+                )
+                #expect(created.status == 201)
+            }
+            #expect(try await titles("acme") == ["acme own"])
+            // acme's file selects the fixture catalog: applied to acme, and only to acme.
+            try writeAcme(#"{"catalog":{"repository":"fixture"}}"#)
+            #expect(await eventually(within: .seconds(10)) { (try? await server.generation()) == 2 })
+            let fixture = try await titles("acme")
+            #expect(!fixture.isEmpty && !fixture.contains("acme own"))
+            #expect(try await titles("other") == ["other own"])
+            // An invalid file is rejected, naming its key and file; acme keeps its settings.
+            try writeAcme(#"{"database":{"readers":0}}"#)
+            #expect(
+                await eventually(within: .seconds(10)) {
+                    server.messages.contains { $0.contains("database.readers in \(acmeFile)") }
+                }
+            )
+            #expect(try await server.generation() == 2)
+            #expect(try await titles("acme") == fixture)
+            // Removed: acme is back on its own database, its rows where it left them.
+            try FileManager.default.removeItem(atPath: acmeFile)
+            #expect(await eventually(within: .seconds(10)) { (try? await server.generation()) == 3 })
+            #expect(try await titles("acme") == ["acme own"])
+        }
     }
 
     @Test func changesAreAppliedOrRejectedWhileEveryRequestSucceeds() async throws {

@@ -27,8 +27,9 @@ final class ReloadLedger: Sendable {
 }
 
 /// The example server's configuration while it runs: its files, watched by swift-configuration's
-/// reloading provider (checked every second, and at once on SIGHUP), and each change applied as
-/// a new root generation by the root's service.
+/// reloading provider (checked every second, and at once on SIGHUP), and the tenants' files of
+/// `Config/tenants/` (checked every second), and each change applied as a new root generation
+/// by the root's service.
 ///
 /// A change is rejected, with a log line naming the file, the key and the reason, and the
 /// current root keeps serving, when a file does not parse, a value is invalid, a key that only
@@ -106,6 +107,20 @@ final class LiveConfiguration: Service, Sendable {
                     try await provider.watchSnapshot { snapshots in
                         // The first snapshot is the one the server started with.
                         for await _ in snapshots.dropFirst() { continuation.yield() }
+                    }
+                }
+            }
+            // The tenants' files: a file added, changed or removed is a change like the others.
+            // (It reloads the root, and so reopens every tenant on its next request, with the
+            // same data; only the changed tenant's settings differ.)
+            group.addTask { [files] in
+                var last = TenantOverlay.signature(of: files.tenantsFolder)
+                while !Task.isCancelled {
+                    try await Task.sleep(for: Self.pollInterval)
+                    let now = TenantOverlay.signature(of: files.tenantsFolder)
+                    if now != last {
+                        last = now
+                        continuation.yield()
                     }
                 }
             }

@@ -97,6 +97,19 @@ struct TenantOverlay: Sendable, Equatable {
         return overlays
     }
 
+    /// What the tenant files in `folder` are now: each `.json` file's name, size and modification
+    /// time; a change in any is a change of the tenants' settings.
+    static func signature(of folder: String) -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [] }
+        return names.filter { $0.hasSuffix(".json") }.sorted()
+            .map { name in
+                let attributes = try? FileManager.default.attributesOfItem(atPath: "\(folder)/\(name)")
+                let size = attributes?[.size] as? Int ?? -1
+                let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+                return "\(name) \(size) \(modified)"
+            }
+    }
+
     /// The settings in `file`.
     static func read(_ file: String) throws -> TenantOverlay {
         func error(_ key: String, _ message: String) -> ConfigurationError {
