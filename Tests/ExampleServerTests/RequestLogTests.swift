@@ -17,14 +17,19 @@ struct RequestLogTests {
     /// Sends `requests` through the development server, logging at trace into a capture, and
     /// returns each response's status and request ID with the captured lines.
     private func run(
-        _ requests: [(method: HTTPRequest.Method, uri: String, headers: HTTPFields, body: String?)]
+        _ requests: [(method: HTTPRequest.Method, uri: String, headers: HTTPFields, body: String?)],
+        profile: AppConfiguration.Profile = .development
     ) async throws -> (
         responses: [(status: HTTPResponse.Status, id: String?, allow: String?)], lines: [LogCapture.Line]
     ) {
         let folder = try TemporaryFolder()
         let capture = LogCapture()
         let (app, root) = try await makeApplication(
-            try await loadConfiguration(.development, folder: folder),
+            try await loadConfiguration(
+                profile,
+                folder: folder,
+                environment: ["TENANTS_DIRECTORY": folder.path("tenants")]
+            ),
             logger: capture.logger(label: "test")
         )
         let responses = try await app.test(.router) { client in
@@ -47,6 +52,23 @@ struct RequestLogTests {
     /// The request log line (`METHOD target -> status in …`) for the request with `id`.
     private func requestLine(_ lines: [LogCapture.Line], id: String?) -> LogCapture.Line? {
         lines.first { $0.message.contains(" -> ") && $0.metadata["hb.request.id"]?.description == id }
+    }
+
+    @Test func withTenantsEachRequestsLineNamesItsTenant() async throws {
+        let (responses, lines) = try await run(
+            [
+                (.get, "/movies", [TenantHeader.name: "acme"], nil),
+                (.post, "/movies", [TenantHeader.name: "beta"], #"{"title":"Up","year":2009}"#),
+                (.get, "/movies", [TenantHeader.name: "Not Valid"], nil),
+            ],
+            profile: .multitenant
+        )
+        #expect(responses.map(\.status) == [.ok, .created, .badRequest])
+        #expect(requestLine(lines, id: responses[0].id)?.metadata["tenant"]?.description == "acme")
+        #expect(requestLine(lines, id: responses[1].id)?.metadata["tenant"]?.description == "beta")
+        // An invalid ID is refused before it is trusted: its line names no tenant.
+        #expect(requestLine(lines, id: responses[2].id)?.metadata["tenant"] == nil)
+        #expect(requestLine(lines, id: responses[2].id) != nil)
     }
 
     @Test(arguments: [
