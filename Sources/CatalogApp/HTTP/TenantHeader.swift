@@ -41,8 +41,12 @@ enum TenantHeader {
         path == "/health" || path == "/metrics" || path == "/openapi.json" || path.hasPrefix("/debug/")
     }
 
-    /// Checks each request's tenant before anything else runs for it, and puts it into the
-    /// request's logger metadata (`tenant`), so that its log line names it.
+    /// Puts each request's tenant, when it names a valid one, into the request's logger
+    /// metadata (`tenant`), so that its log line names it.
+    ///
+    /// It refuses nothing: it runs outside the request log, and a request without a valid
+    /// tenant is refused by the request scope's resolver, inside it, so that its line is logged
+    /// with its 400.
     struct Middleware<Context: RequestContext>: RouterMiddleware {
         @concurrent
         func handle(
@@ -50,7 +54,9 @@ enum TenantHeader {
             context: Context,
             next: @concurrent (Request, Context) async throws -> Response
         ) async throws -> Response {
-            guard let tenant = try TenantHeader.tenant(of: request) else { return try await next(request, context) }
+            guard let raw = request.headers[TenantHeader.name], let tenant = TenantID(raw) else {
+                return try await next(request, context)
+            }
             var context = context
             context.logger[metadataKey: "tenant"] = "\(tenant)"
             return try await next(request, context)
