@@ -67,16 +67,7 @@ public enum PostgresDatabaseKey: ScopedServiceKey {
     /// - Throws: `DatabaseConfigurationError` when no `postgresConfiguration` is set; what
     ///   ``PostgresDatabase/init(client:configuration:logger:)`` throws.
     public static func makeValue() async throws -> PostgresDatabase {
-        let values = ScopedValues.current
-        guard let configuration = values.postgresConfiguration else {
-            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
-        }
-        let client = try await values[PostgresClientKey.self]
-        return try await PostgresDatabase(
-            client: client,
-            configuration: configuration,
-            logger: values.postgresLogger
-        )
+        try await PostgresDatabase(configuredFor: name, schema: nil, in: .current)
     }
 }
 
@@ -102,9 +93,6 @@ public enum PostgresTenantDatabaseKey: ScopedServiceKey {
     ///   either to the tenant's scopes as a `TenantUnavailableError`.
     public static func makeValue() async throws -> PostgresDatabase {
         let values = ScopedValues.current
-        guard let configuration = values.postgresConfiguration else {
-            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
-        }
         guard let tenant = values.tenant else { throw ScopedError.outsideTenant(entry: name) }
         guard let schema = PostgresSchema(tenant: tenant) else {
             throw DatabaseConfigurationError(
@@ -113,13 +101,22 @@ public enum PostgresTenantDatabaseKey: ScopedServiceKey {
                 fix: "use tenant IDs of at most 61 characters on PostgreSQL"
             )
         }
+        return try await PostgresDatabase(configuredFor: name, schema: schema, in: values)
+    }
+}
+
+extension PostgresDatabase {
+    /// The database `values.postgresConfiguration` describes, on the application's client, in
+    /// `schema`, for the service `entry`.
+    ///
+    /// - Throws: `DatabaseConfigurationError` naming `entry` when no configuration is set; what
+    ///   ``init(client:configuration:schema:logger:)`` throws.
+    fileprivate init(configuredFor entry: String, schema: PostgresSchema?, in values: ScopedValues) async throws {
+        guard let configuration = values.postgresConfiguration else {
+            throw DatabaseConfigurationError.missing(entry: entry, configurationEntry: "postgresConfiguration")
+        }
         let client = try await values[PostgresClientKey.self]
-        return try await PostgresDatabase(
-            client: client,
-            configuration: configuration,
-            schema: schema,
-            logger: values.postgresLogger
-        )
+        try await self.init(client: client, configuration: configuration, schema: schema, logger: values.postgresLogger)
     }
 }
 

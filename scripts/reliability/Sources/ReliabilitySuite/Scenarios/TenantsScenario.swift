@@ -68,15 +68,7 @@ enum TenantsScenario {
                 let title = "\(tenant) \(client)-\(number)"
                 do {
                     if connection == nil { connection = try HTTPConnection(port: server.port, timeout: 30) }
-                    let response = try connection!
-                        .perform(
-                            HTTPRequest(
-                                "POST",
-                                "/movies",
-                                headers: [("X-Tenant", tenant)],
-                                json: #"{"title":"\#(title)","year":2001}"#
-                            )
-                        )
+                    let response = try create(title, tenant: tenant, on: connection!)
                     if response.status == 201 {
                         statuses.add("201")
                         acknowledged.withLock { _ = $0[tenant, default: []].insert(title) }
@@ -175,15 +167,7 @@ enum TenantsScenario {
                     let title = "\(tenant) \(cycle)-\(client)-\(number)"
                     do {
                         if connection == nil { connection = try HTTPConnection(port: server.port, timeout: 10) }
-                        let response = try connection!
-                            .perform(
-                                HTTPRequest(
-                                    "POST",
-                                    "/movies",
-                                    headers: [("X-Tenant", tenant)],
-                                    json: #"{"title":"\#(title)","year":2001}"#
-                                )
-                            )
+                        let response = try create(title, tenant: tenant, on: connection!)
                         if response.status == 201 {
                             acknowledged.withLock { _ = $0[tenant, default: []].insert(title) }
                         }
@@ -223,6 +207,13 @@ enum TenantsScenario {
             "tenant files failing integrity_check \(unsound.count)\(unsound.isEmpty ? "" : ": \(unsound.prefix(3))")",
             target: "0",
             unsound.isEmpty
+        )
+    }
+
+    /// Creates a movie titled `title` as `tenant`.
+    private static func create(_ title: String, tenant: String, on connection: HTTPConnection) throws -> HTTPResponse {
+        try connection.perform(
+            HTTPRequest("POST", "/movies", headers: [("X-Tenant", tenant)], json: #"{"title":"\#(title)","year":2001}"#)
         )
     }
 
