@@ -295,6 +295,15 @@ package enum CatalogServer {
     /// How long the movie history keeps a change.
     static let historyRetention = Duration.seconds(90 * 24 * 3600)
 
+    /// With tenants, the tenants whose history the pruning job prunes: those with a database.
+    static func knownTenants(
+        _ configuration: AppConfiguration,
+        root: ReloadableScopeRoot
+    ) -> (@Sendable () async throws -> [TenantID])? {
+        guard let tenants = configuration.tenants else { return nil }
+        return { try await KnownTenants.list(configuration.databaseKind, directory: tenants.directory, root: root) }
+    }
+
     /// `ExampleServer prune-history`: the history job's work, once, as a command.
     ///
     /// One unit of work in one scope: the root is built as the server builds it, the pruning
@@ -303,7 +312,12 @@ package enum CatalogServer {
     /// - Returns: how many history entries were deleted.
     package static func pruneHistory(_ configuration: AppConfiguration, logger: Logger) async throws -> Int {
         let root = try makeRoot(configuration, logger: logger)
-        let job = HistoryPruningJob(root: root, retention: historyRetention, logger: logger)
+        let job = HistoryPruningJob(
+            root: root,
+            retention: historyRetention,
+            logger: logger,
+            tenants: knownTenants(configuration, root: ReloadableScopeRoot(root))
+        )
         // Shuts the root down after the job, whether it succeeded or not.
         return try await root.withRunningServices(logger: logger) { try await job.runOnce() }
     }
@@ -330,7 +344,12 @@ package enum CatalogServer {
         application.addScopeRoot(rootService)
         application.beforeServerStarts { try await seed(root.current, configuration: configuration, logger: logger) }
         application.addServices(
-            HistoryPruningJob(root: root, retention: historyRetention, logger: logger) {
+            HistoryPruningJob(
+                root: root,
+                retention: historyRetention,
+                logger: logger,
+                tenants: knownTenants(configuration, root: root)
+            ) {
                 try await rootService.ready()
             },
             // Stops first: no reload begins while the server drains.

@@ -1,3 +1,4 @@
+import Foundation
 import MovieCatalog
 import Logging
 import Scoped
@@ -14,9 +15,17 @@ import Testing
 struct HistoryPruningJobTests {
     private let logger = Logger(label: "test")
 
-    /// Adds history entries to the server's database through a second handle, `age` ago.
-    private func addEntries(_ folder: TemporaryFolder, count: Int, changedAt: String) async throws {
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+    /// Adds history entries to the server's database (or the file `file` in `folder`) through
+    /// a second handle, `age` ago.
+    private func addEntries(
+        _ folder: TemporaryFolder,
+        file: String = "catalog.sqlite",
+        count: Int,
+        changedAt: String
+    ) async throws {
+        let database = try SQLiteDatabase(
+            SQLiteConfiguration(path: folder.path(file), migrations: SQLiteMovieRepository.migrations)
+        )
         try await database.write { transaction in
             for movieID in 1...count {
                 _ = try transaction.insert(
@@ -30,8 +39,8 @@ struct HistoryPruningJobTests {
         await database.close()
     }
 
-    private func entryCount(_ folder: TemporaryFolder) async throws -> Int {
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+    private func entryCount(_ folder: TemporaryFolder, file: String = "catalog.sqlite") async throws -> Int {
+        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path(file)))
         let count = try await database.read { try $0.scalar("SELECT count(*) FROM movie_changes", as: Int.self) }
         await database.close()
         return count ?? 0
@@ -49,6 +58,43 @@ struct HistoryPruningJobTests {
         #expect(try await entryCount(folder) == 3)
         #expect(try await job.runOnce() == 0)
         await root.shutdown()
+    }
+
+    @Test func withTenantsEachRunPrunesEveryTenantsHistoryInAScopeOfThatTenant() async throws {
+        let folder = try TemporaryFolder()
+        let configuration = try await loadConfiguration(
+            .multitenant,
+            folder: folder,
+            environment: ["TENANTS_DIRECTORY": folder.path("tenants")]
+        )
+        let (_, root) = try await makeApplication(configuration)
+        for tenant in ["a", "b"] {
+            try await addEntries(
+                folder,
+                file: "tenants/\(tenant).sqlite",
+                count: 2,
+                changedAt: "2000-01-01T00:00:00.000Z"
+            )
+            try await addEntries(
+                folder,
+                file: "tenants/\(tenant).sqlite",
+                count: 1,
+                changedAt: "2999-01-01T00:00:00.000Z"
+            )
+        }
+        let job = HistoryPruningJob(
+            root: root,
+            retention: .seconds(86400),
+            logger: logger,
+            tenants: CatalogServer.knownTenants(configuration, root: ReloadableScopeRoot(root))
+        )
+        #expect(try await job.runOnce() == 4)
+        #expect(try await entryCount(folder, file: "tenants/a.sqlite") == 1)
+        #expect(try await entryCount(folder, file: "tenants/b.sqlite") == 1)
+        #expect(root.tenantStatistics.open == 2)
+        await root.shutdown()
+        // No application database was opened: with tenants there is none.
+        #expect(!FileManager.default.fileExists(atPath: folder.path("catalog.sqlite")))
     }
 
     @Test func theJobRunsPeriodicallyUntilGracefulShutdown() async throws {
