@@ -331,6 +331,36 @@ struct TenantTests {
         await root.shutdown()
     }
 
+    @Test func handedOffWorkKeepsItsTenantAndItsTenantsServicesAcrossAReload() async throws {
+        let (first, probe) = makeTenantRoot()
+        let reloadable = ReloadableScopeRoot(first)
+        let release = AsyncStream<Void>.makeStream()
+        let seen = Mutex<(TenantID?, ObjectIdentifier?)>((nil, nil))
+        let (task, before) = try await reloadable.current.withScope(tenant: tenant("acme")) {
+            let store = try await ScopedValues.current[TenantStoreKey.self]
+            let task = handOff(timeout: .seconds(10)) {
+                for await _ in release.stream { break }
+                let store = try await ScopedValues.current[TenantStoreKey.self]
+                seen.withLock { $0 = (ScopedValues.current.tenant, ObjectIdentifier(store)) }
+            }
+            return (task, ObjectIdentifier(store))
+        }
+        // A reload: new requests of acme go to the new root's acme, with a store of its own.
+        let (second, _) = makeTenantRoot()
+        let previous = reloadable.replace(with: second)
+        let after = try await reloadable.current.withScope(tenant: tenant("acme")) {
+            ObjectIdentifier(try await ScopedValues.current[TenantStoreKey.self])
+        }
+        #expect(after != before)
+        // The work handed off before it finishes on the root it started on, with the same store.
+        release.continuation.yield()
+        try await task.value
+        #expect(seen.withLock { $0 } == (tenant("acme"), before))
+        await previous.shutdown()
+        #expect(probe.openCount == 0)
+        await second.shutdown()
+    }
+
     @Test func shutdownClosesTenantServicesBeforeAppServicesAndRefusesNewTenantScopes() async throws {
         let (root, probe) = makeTenantRoot()
         try await root.withScope(tenant: tenant("a")) {
