@@ -81,6 +81,11 @@ struct CatalogTenantTests {
             }
             #expect(acme.tenants == TenantStatistics(open: 1, evicted: 0))
             #expect(acme.database?.connections != nil)
+            // The root's tenant metrics, with no tenant label.
+            let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
+            let tenantLines = metrics.split(separator: "\n").filter { $0.hasPrefix("scoped_tenants_open") }
+            #expect(!tenantLines.isEmpty)
+            #expect(tenantLines.allSatisfy { !$0.contains("tenant=") && !$0.contains("acme") })
         }
         await root.shutdown()
     }
