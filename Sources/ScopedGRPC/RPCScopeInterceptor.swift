@@ -32,7 +32,13 @@ public struct RPCScopeInterceptor: ServerInterceptor {
     /// Changes an RPC's scope as it opens: select variants from metadata, set a principal.
     public typealias Update = @Sendable (inout ScopedValues, ServerContext, Metadata) throws -> Void
 
+    /// Says which tenant an RPC belongs to, from its context and the client's metadata, or
+    /// `nil` for none; an error it throws fails the RPC with that error, before anything of a
+    /// tenant is opened.
+    public typealias TenantResolver = @Sendable (ServerContext, Metadata) throws -> TenantID?
+
     private let root: @Sendable () -> ScopeRoot
+    private let tenant: TenantResolver?
     private let update: Update
 
     /// Opens RPC scopes on `root`.
@@ -42,14 +48,36 @@ public struct RPCScopeInterceptor: ServerInterceptor {
     ///   - update: changes each RPC's scope as it opens, given its context (the method, the
     ///     peer) and the client's metadata; an error it throws fails the RPC with that error.
     public init(root: ScopeRoot, update: @escaping Update = { _, _, _ in }) {
-        self.root = { root }
-        self.update = update
+        self.init(root: { root }, tenant: nil, update: update)
+    }
+
+    /// Opens RPC scopes on `root`, each for the tenant `tenant` says.
+    ///
+    /// - Parameters:
+    ///   - root: the application root every RPC's scope is a child of.
+    ///   - tenant: the tenant each RPC's scope belongs to, fixed as it opens; `nil`, or a
+    ///     resolver that returns `nil`, for none (see `Tenancy`).
+    ///   - update: changes each RPC's scope as it opens, given its context and the client's
+    ///     metadata; an error it throws fails the RPC with that error.
+    public init(root: ScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
+        self.init(root: { root }, tenant: tenant, update: update)
     }
 
     /// Opens RPC scopes on the current root of `root`, so a reload takes effect for new RPCs
     /// while RPCs in flight keep the root they started with.
     public init(root: ReloadableScopeRoot, update: @escaping Update = { _, _, _ in }) {
-        self.root = { root.current }
+        self.init(root: { root.current }, tenant: nil, update: update)
+    }
+
+    /// Opens RPC scopes on the current root of `root`, each for the tenant `tenant` says; see
+    /// the initializer on a `ScopeRoot` for the parameters.
+    public init(root: ReloadableScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
+        self.init(root: { root.current }, tenant: tenant, update: update)
+    }
+
+    private init(root: @escaping @Sendable () -> ScopeRoot, tenant: TenantResolver?, update: @escaping Update) {
+        self.root = root
+        self.tenant = tenant
         self.update = update
     }
 
@@ -68,10 +96,15 @@ public struct RPCScopeInterceptor: ServerInterceptor {
                 Output
             >
     ) async throws -> StreamingServerResponse<Output> {
-        let scope = try root()
-            .openScope { values in
-                values.requestID = Self.requestID(of: request.metadata)
-                try update(&values, context, request.metadata)
+        let setUp: (inout ScopedValues) throws -> Void = { values in
+            values.requestID = Self.requestID(of: request.metadata)
+            try update(&values, context, request.metadata)
+        }
+        let scope =
+            if let tenant = try tenant?(context, request.metadata) {
+                try root().openScope(tenant: tenant, setUp)
+            } else {
+                try root().openScope(setUp)
             }
         let cancellation = context.cancellation
         // An outcome that names a cancelled RPC as cancelled, whatever its handler threw.

@@ -46,6 +46,54 @@ struct RPCScopeInterceptorTests {
         }
     }
 
+    @Test func anRPCRunsAsTheTenantItsResolverNamesAndAnInvalidOneIsRefused() async throws {
+        let backend = SessionBackend.available[0]
+        try await backend.withRoot { root in
+            let server = GRPCServer(
+                transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+                services: [ItemsService(backend: backend, root: root)],
+                interceptors: [
+                    RPCScopeInterceptor(
+                        root: root,
+                        tenant: { _, metadata in
+                            for case .string(let raw) in metadata["x-tenant"] {
+                                guard let tenant = TenantID(raw) else {
+                                    throw RPCError(code: .invalidArgument, message: "invalid_tenant")
+                                }
+                                return tenant
+                            }
+                            return nil
+                        }
+                    ) { values, _, _ in
+                        // The scope's tenant, fixed before `update` runs.
+                        values.tag = values.tenant?.rawValue ?? "none"
+                    }
+                ]
+            )
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.serve() }
+                defer { server.beginGracefulShutdown() }
+                let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
+                try await withGRPCClient(
+                    transport: .http2NIOPosix(
+                        target: .ipv4(address: "127.0.0.1", port: port),
+                        transportSecurity: .plaintext
+                    )
+                ) { client async throws in
+                    #expect(try await add("a", on: client, metadata: ["x-tenant": "acme"]).tag == "acme")
+                    #expect(try await add("b", on: client, metadata: ["x-tenant": "beta"]).tag == "beta")
+                    #expect(try await add("c", on: client).tag == "none")
+                    let error = await #expect(throws: RPCError.self) {
+                        try await add("d", on: client, metadata: ["x-tenant": "Not Valid"])
+                    }
+                    #expect(error?.code == .invalidArgument)
+                }
+            }
+            #expect(root.tenantStatistics.open == 2)
+            #expect(root.openScopeCount == 0)
+        }
+    }
+
     @Test func theArticleShowsThisFilesSnippet() throws {
         let article = try ArticleSnippets.inArticle("Sources/ScopedGRPC/ScopedGRPC.docc/ScopedGRPC.md")
         #expect(article == (try ArticleSnippets.marked()))
