@@ -1,4 +1,4 @@
-public import PostgresNIO
+import PostgresNIO
 public import Scoped
 
 /// A PostgreSQL schema a tenant's tables live in: `t_<tenant>`.
