@@ -116,7 +116,9 @@ final class LiveConfiguration: Service, Sendable {
             group.addTask { [files] in
                 var last = TenantOverlay.signature(of: files.tenantsFolder)
                 while !Task.isCancelled {
-                    try await Task.sleep(for: Self.pollInterval)
+                    // Cancelled at graceful shutdown: the loop ends, and the group with it, cleanly.
+                    try? await Task.sleep(for: Self.pollInterval)
+                    guard !Task.isCancelled else { return }
                     let now = TenantOverlay.signature(of: files.tenantsFolder)
                     if now != last {
                         last = now
