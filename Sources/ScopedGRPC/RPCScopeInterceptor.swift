@@ -100,12 +100,7 @@ public struct RPCScopeInterceptor: ServerInterceptor {
             values.requestID = Self.requestID(of: request.metadata)
             try update(&values, context, request.metadata)
         }
-        let scope =
-            if let tenant = try tenant?(context, request.metadata) {
-                try root().openScope(tenant: tenant, setUp)
-            } else {
-                try root().openScope(setUp)
-            }
+        let scope = try root().openScope(tenant: try tenant?(context, request.metadata), setUp)
         let cancellation = context.cancellation
         // An outcome that names a cancelled RPC as cancelled, whatever its handler threw.
         let outcome: @Sendable (any Error) -> ScopeOutcome = { error in

@@ -107,12 +107,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
             values.requestID = CurrentRequestID.value ?? context.id
             try update(&values, request, context)
         }
-        let scope =
-            if let tenant = try tenant?(request, context) {
-                try root().openScope(tenant: tenant, setUp)
-            } else {
-                try root().openScope(setUp)
-            }
+        let scope = try root().openScope(tenant: try tenant?(request, context), setUp)
         // One binding of the scope serves the handler, a short body produced in memory, and
         // the close after it.
         return try await scope.runClosingOnFailure {

@@ -113,12 +113,10 @@ extension RouterMethods where Context: WebSocketRequestContext {
                 values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
                 try update(&values, context.request, upgrade)
             }
-            let root = currentRoot()
-            if let tenant = try tenant?(context.request, context.requestContext) {
-                try await root.withScope(tenant: tenant, setUp) { try await handler(inbound, outbound, context) }
-            } else {
-                try await root.withScope(setUp) { try await handler(inbound, outbound, context) }
-            }
+            try await currentRoot()
+                .withScope(tenant: try tenant?(context.request, context.requestContext), setUp) {
+                    try await handler(inbound, outbound, context)
+                }
         }
     }
 }

@@ -44,11 +44,7 @@ nonisolated(nonsending) public func withTestScope<R>(
     let root = ScopeRoot(registry: ScopeRegistry(observer: observer)) { _ in }
     let result: Result<R, any Error>
     do {
-        if let tenant {
-            result = .success(try await root.withScope(tenant: tenant, update, operation: operation))
-        } else {
-            result = .success(try await root.withScope(update, operation: operation))
-        }
+        result = .success(try await root.withScope(tenant: tenant, update, operation: operation))
     } catch {
         result = .failure(error)
     }

@@ -108,12 +108,7 @@ public struct RequestScopeMiddleware: AsyncMiddleware {
             values.requestID = requestID
             try update(&values, request)
         }
-        let scope =
-            if let tenant = try tenant?(request) {
-                try root().openScope(tenant: tenant, setUp)
-            } else {
-                try root().openScope(setUp)
-            }
+        let scope = try root().openScope(tenant: try tenant?(request), setUp)
         let handOver = ScopeHandOver(scope: scope)
         return try await scope.runClosingOnFailure {
             let response = try await ScopeHandOver.$current.withValue(handOver) { try await next.respond(to: request) }

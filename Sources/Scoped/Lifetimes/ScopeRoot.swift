@@ -158,50 +158,6 @@ public final class ScopeRoot: Sendable {
         try await runInChildScope(on: values, update: update, operation: operation)
     }
 
-    /// Runs `operation` in a new scope of the tenant `tenant`, whose values are the tenant's
-    /// changed by `update`; closes the services the scope built when the operation ends.
-    ///
-    /// The scope, and every scope opened inside it, belongs to `tenant`: its
-    /// ``ScopedLifetime/tenant`` services are `tenant`'s, opened with it if it was not open. See
-    /// ``Tenancy``.
-    ///
-    /// - Throws: ``ScopedError/tenantCapacity(limit:)`` when the tenant could not open for lack
-    ///   of room, or what ``Tenancy/configure`` threw; then `operation` does not run. Otherwise
-    ///   as ``withScope(_:operation:)``.
-    @inlinable
-    nonisolated(nonsending) public func withScope<R>(
-        tenant: TenantID,
-        _ update: (inout ScopedValues) throws -> Void = { _ in },
-        operation: () async throws -> R
-    ) async throws -> R {
-        let (values, context) = try openTenantScope(tenant, update)
-        return try await runInOpenScope(values, context, operation: operation)
-    }
-
-    /// Opens a scope of the tenant `tenant` that stays open until you close it; see
-    /// ``openScope(_:)`` and ``withScope(tenant:_:operation:)``.
-    ///
-    /// - Throws: ``ScopedError/tenantCapacity(limit:)``, what ``Tenancy/configure`` threw, or
-    ///   what `update` threw; no scope is then opened.
-    public func openScope(tenant: TenantID, _ update: (inout ScopedValues) throws -> Void = { _ in }) throws -> Scope {
-        let (values, context) = try openTenantScope(tenant, update)
-        return Scope(opened: values, context)
-    }
-
-    /// Opens a scope of `tenant`, counted open on the tenant and on this root.
-    @usableFromInline
-    func openTenantScope(
-        _ tenant: TenantID,
-        _ update: (inout ScopedValues) throws -> Void
-    ) throws -> (values: ScopedValues, context: ScopeContext) {
-        try context.openTenantScope(tenant, update)
-    }
-
-    /// How many tenants this root has open, and how many it has evicted.
-    public var tenantStatistics: TenantStatistics {
-        context.tenants?.statistics ?? TenantStatistics(open: 0, evicted: 0)
-    }
-
     /// Opens a child scope of this root that stays open until you close it.
     ///
     /// For work whose end is not the end of one closure; see ``Scope``. Everything else uses

@@ -242,35 +242,4 @@ package final class ScopeContext: Sendable {
             return .build(isCurrent ? nil : state.node.map(ScopeNode.init), construction)
         }
     }
-
-    /// Whether `node` is the calling task's current node, read in place.
-    static func isCurrent(_ node: ScopeNodeBuffer) -> Bool {
-        ScopedValues.withCurrent { $0.node.buffer === node }
-    }
-
-    /// Whether `node` is the calling task's current node; `nil` when there is no node.
-    static func isCurrent(_ node: borrowing ScopeNodeBuffer?) -> Bool? {
-        switch node {
-        case .some(let node): isCurrent(node)
-        case .none: nil
-        }
-    }
-
-    /// Runs `body` with `node` as the current scope's values; `nil` means it is already.
-    ///
-    /// Constructions and closes see the scope they belong to. Where `node` is already current
-    /// (a service read, or closed by `withScope`, inside its own scope: the common case) no
-    /// task-local is pushed.
-    nonisolated(nonsending) static func withCurrent<R>(
-        _ node: ScopeNode?,
-        _ body: () async throws -> R
-    ) async throws -> R {
-        guard let node, !isCurrent(node.buffer) else { return try await body() }
-        return try await ScopedValues.taskLocalNode.withValue(node, operation: body)
-    }
-    /// The slot this root publishes the app service `id` in, when it is registered.
-    func publishedSlot(for id: ObjectIdentifier) -> PublishedService? {
-        for slot in published where slot.id == id { return slot }
-        return nil
-    }
 }
