@@ -144,7 +144,7 @@ struct RPCScopeInterceptorTests {
     @Test(arguments: SessionBackend.available)
     func concurrentRPCsEachSeeOnlyTheirOwnScope(backend: SessionBackend) async throws {
         let count = 200
-        try await backend.withRoot(statementTimeout: .seconds(30)) { root in
+        try await backend.withRoot(statementTimeout: .seconds(30), leaseTimeout: .seconds(30)) { root in
             try await withServer(root: root, backend: backend) { client in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 0..<count {

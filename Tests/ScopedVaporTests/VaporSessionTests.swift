@@ -75,7 +75,7 @@ struct VaporSessionTests {
         let count = 1_000
         // Every tenth request fails after its insert: no other request may ever see that row.
         let fails: @Sendable (Int) -> Bool = { index in index % 10 == 3 }
-        try await backend.withRoot(statementTimeout: .seconds(30)) { root in
+        try await backend.withRoot(statementTimeout: .seconds(30), leaseTimeout: .seconds(30)) { root in
             try await withServingApp(root: root, routes: routes(backend)) { app, port in
                 let answers = try await withThrowingTaskGroup(of: (Int, ClientResponse).self) { group in
                     for index in 0..<count {
@@ -93,10 +93,12 @@ struct VaporSessionTests {
                 #expect(answers.count == count)
                 let failedNames = Set((0..<count).filter(fails).map { "n-\($0)" })
                 for (index, response) in answers.sorted(by: { $0.key < $1.key }) {
+                    let body = response.body.map { String(buffer: $0) } ?? ""
                     if fails(index) {
-                        #expect(response.status == .conflict)
+                        #expect(response.status == .conflict, "request \(index): \(body)")
                         continue
                     }
+                    #expect(response.status == .ok, "request \(index): \(body)")
                     let echo = try response.content.decode(ScopeEcho.self)
                     #expect(echo.requestID == "r-\(index)")
                     #expect(echo.tag == "tag-\(index)")

@@ -111,8 +111,12 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
 
     /// Runs `body` with a validated root on a new database holding an empty `items` table
     /// (`name` unique), then shuts the root down.
+    ///
+    /// Tests that queue many writers at once raise `leaseTimeout`: on SQLite they take turns on
+    /// one writer.
     public func withRoot<R: Sendable>(
         statementTimeout: Duration = .seconds(10),
+        leaseTimeout: Duration = .seconds(5),
         _ body: (ScopeRoot) async throws -> R
     ) async throws -> R {
         switch self {
@@ -128,6 +132,7 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
                         statements: ["CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)"]
                     )
                 ],
+                leaseTimeout: leaseTimeout,
                 statementTimeout: statementTimeout
             )
             let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
@@ -155,6 +160,7 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
                 ]
             )
             configuration.statementTimeout = statementTimeout
+            configuration.leaseTimeout = leaseTimeout
             let root = ScopeRoot(
                 services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
             ) { [configuration] in
