@@ -11,14 +11,25 @@ func liveDefaultFailureMessage(entry: String) -> String {
 }
 
 /// A recorder that reports to the test framework running the code that calls this: Swift
-/// Testing when a Swift Testing test is current, XCTest otherwise.
+/// Testing when a Swift Testing test is current, at that test's source location, XCTest
+/// otherwise.
 func liveDefaultRecorder() -> @Sendable (String) -> Void {
     #if canImport(XCTest)
     if Test.current == nil {
         return { entry in XCTFail(liveDefaultFailureMessage(entry: entry)) }
     }
     #endif
-    return { entry in Issue.record(Comment(rawValue: liveDefaultFailureMessage(entry: entry))) }
+    return issueRecorder(liveDefaultFailureMessage(entry:))
+}
+
+/// Records `message(detail)` as an issue of the Swift Testing test current now, at the test's
+/// own source location: a failure found by the library points at the test, not at a line of
+/// the library.
+private func issueRecorder(_ message: @escaping @Sendable (String) -> String) -> @Sendable (String) -> Void {
+    guard let location = Test.current?.sourceLocation else {
+        return { detail in Issue.record(Comment(rawValue: message(detail))) }
+    }
+    return { detail in Issue.record(Comment(rawValue: message(detail)), sourceLocation: location) }
 }
 
 /// The failure recorded when a test ends with work it started still running.
@@ -34,5 +45,5 @@ func leftRunningRecorder() -> @Sendable (String) -> Void {
         return { work in XCTFail(leftRunningFailureMessage(work)) }
     }
     #endif
-    return { work in Issue.record(Comment(rawValue: leftRunningFailureMessage(work))) }
+    return issueRecorder(leftRunningFailureMessage)
 }
