@@ -45,7 +45,11 @@ let package = Package(
             enabledTraits: ["Hummingbird"]
         ),
         .trait(name: "PostgreSQL", description: "ScopedPostgres: request sessions on postgres-nio."),
-        .trait(name: "Vapor", description: "ScopedVapor: a request scope per Vapor 4 request."),
+        .trait(
+            name: "Vapor",
+            description: "ScopedVapor: a request scope per Vapor 4 request, and the root's life in the app.",
+            enabledTraits: ["ServiceLifecycle"]
+        ),
         .trait(
             name: "OpenAPI",
             description: "ScopedOpenAPI: a request scope around swift-openapi-generator handlers, on any transport."
@@ -171,6 +175,9 @@ let package = Package(
             name: "ScopedVapor",
             dependencies: [
                 "Scoped",
+                "ScopedServiceLifecycle",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Vapor", package: "vapor"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

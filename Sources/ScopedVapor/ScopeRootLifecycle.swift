@@ -1,39 +1,142 @@
+public import Logging
 public import Scoped
+public import ScopedServiceLifecycle
+public import ServiceLifecycle
+import Synchronization
 public import Vapor
 
-/// The application root's life in a Vapor application: validated before the server binds its
-/// port, shut down when the application shuts down.
+/// The application root's life in a Vapor application, the same as in a swift-service-lifecycle
+/// application: its running app services run, it is validated before the server binds its port,
+/// and it shuts down after the server has stopped and finished its requests.
 ///
 /// ```swift
-/// app.lifecycle.use(ScopeRootLifecycle(root: root))
+/// app.lifecycle.use(ScopeRootLifecycle(root: root, logger: app.logger))
 /// app.middleware.use(RequestScopeMiddleware(root: root))
 /// try await app.execute()
+/// try await app.asyncShutdown()
 /// ```
 ///
-/// A root that fails validation stops the application's boot with a `ScopeValidationError`
-/// that lists every problem, before any request is served. At shutdown the root's app services
-/// close, newest first, after Vapor has stopped its server.
-public struct ScopeRootLifecycle: LifecycleHandler {
-    private let root: ScopeRoot
+/// It runs a ``ScopeRootService`` in a swift-service-lifecycle `ServiceGroup` of its own, from
+/// the application's boot to its shutdown, so both kinds of application share one
+/// implementation:
+///
+/// - **Running app services.** An app service that is a `Service` runs from the moment the root
+///   builds it: postgres-nio's `PostgresClient`, which serves no connection before its `run()`
+///   has started, works in a Vapor application with no other set-up.
+/// - **Validation before the port binds.** The boot waits until the root has validated; a root
+///   with problems stops it with a `ScopeValidationError` that lists every one, before any
+///   request is served.
+/// - **Shutdown after the server.** At the application's shutdown, Vapor's HTTP server first
+///   stops accepting and finishes its requests in flight; then the root waits for its scopes
+///   still open (handed-off work), within `shutdownTimeout` when there is one, closes its app
+///   services newest first, and the running ones stop.
+/// - **Reload.** Given a `ReloadableScopeRoot`, ``service``'s
+///   `ScopeRootService/follow(_:makeRoot:onReload:)` applies each configuration snapshot; run
+///   it in one of the `services`, which run in the same group for the application's life.
+public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
+    /// The root's service: the roots it runs, and `follow` for a root that reloads.
+    public let service: ScopeRootService
+    private let services: [any Service]
+    private let logger: Logger
+    private let running = Mutex<(group: ServiceGroup, task: Task<Void, Never>)?>(nil)
 
-    /// Ties `root`'s validation and shutdown to the application's boot and shutdown.
-    public init(root: ScopeRoot) {
-        self.root = root
+    /// Ties `root`'s life to the application's.
+    ///
+    /// - Parameters:
+    ///   - root: the application root.
+    ///   - logger: where app services that stop with an error, and a shutdown that abandons
+    ///     work, are reported; usually `app.logger`.
+    ///   - validationScope: what a request scope sets when it opens, for
+    ///     `ScopeRoot.validate(scope:)`.
+    ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes
+    ///     before it abandons them (logged); `nil` waits for all of them.
+    ///   - services: other services to run for the application's life beside the root, such
+    ///     as one that follows configuration changes; each is cancelled at shutdown, before the
+    ///     root shuts down.
+    public convenience init(
+        root: ScopeRoot,
+        logger: Logger = Logger(label: "Scoped"),
+        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
+        shutdownTimeout: Duration? = nil,
+        services: [any Service] = []
+    ) {
+        self.init(
+            root: ReloadableScopeRoot(root),
+            logger: logger,
+            validationScope: validationScope,
+            shutdownTimeout: shutdownTimeout,
+            services: services
+        )
     }
 
-    /// Validates the root; throws a `ScopeValidationError` when a service cannot be built.
+    /// Ties the life of a root that reloads to the application's; the parameters are those of
+    /// the initializer that takes a `ScopeRoot`.
+    public init(
+        root: ReloadableScopeRoot,
+        logger: Logger = Logger(label: "Scoped"),
+        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
+        shutdownTimeout: Duration? = nil,
+        services: [any Service] = []
+    ) {
+        self.service = ScopeRootService(
+            root: root,
+            logger: logger,
+            validationScope: validationScope,
+            shutdownTimeout: shutdownTimeout
+        )
+        self.services = services
+        self.logger = logger
+    }
+
+    /// Starts the root's service group and returns once the root has validated.
     ///
     /// `@concurrent`, as Vapor's requirement is: Vapor is built without
     /// `NonisolatedNonsendingByDefault`, which this package enables.
+    ///
+    /// - Throws: `ScopeValidationError` when a service cannot be built, after the root and its
+    ///   running services have stopped.
     @concurrent
     public func willBootAsync(_ application: Application) async throws {
-        let problems = await root.validate()
-        guard problems.isEmpty else { throw ScopeValidationError(problems: problems) }
+        // The root's service first: a service group shuts its services down in reverse order,
+        // so the others stop before the root does.
+        let group = ServiceGroup(services: [service] + services, logger: logger)
+        let logger = self.logger
+        // One task for the application's life: the group's, which runs the root's services.
+        let task = Task {
+            do {
+                try await group.run()
+            } catch is ScopeValidationError {
+                // Thrown to the boot by `ready()`.
+            } catch {
+                logger.error("The application root's services stopped with an error: \(error)")
+            }
+        }
+        let isFirst = running.withLock { running in
+            guard case .none = running else { return false }
+            running = (group, task)
+            return true
+        }
+        guard isFirst else {
+            task.cancel()
+            throw Abort(.internalServerError, reason: "ScopeRootLifecycle booted twice: give it to one application")
+        }
+        do {
+            try await service.ready()
+        } catch {
+            await task.value
+            throw error
+        }
     }
 
-    /// Shuts the root down: its app services close, newest first.
+    /// Stops the application's HTTP server, which finishes its requests in flight, then shuts
+    /// the root down and stops its running services.
     @concurrent
     public func shutdownAsync(_ application: Application) async {
-        await root.shutdown()
+        guard let (group, task) = running.withLock({ $0 }) else { return }
+        // Vapor stops its server after its lifecycle handlers; the root must outlive the
+        // requests, so it stops here first (a second shutdown of the server does nothing).
+        await application.server.shutdown()
+        await group.triggerGracefulShutdown()
+        await task.value
     }
 }

@@ -43,6 +43,20 @@ func configure(_ app: Application, root: ScopeRoot) {
 }
 // SNIPPET-END
 
+// SNIPPET-BEGIN
+func serve(_ app: Application, root: ScopeRoot) async throws {
+    app.lifecycle.use(ScopeRootLifecycle(root: root, logger: app.logger))
+    configure(app, root: root)
+    do {
+        try await app.execute()
+    } catch {
+        try? await app.asyncShutdown()
+        throw error
+    }
+    try await app.asyncShutdown()
+}
+// SNIPPET-END
+
 /// ScopedVapor's article: its snippets are this file's, and they serve a real database.
 struct VaporArticleTests {
     @Test func theArticlesApplicationCommitsEachRequestAndStreamsFromItsTransaction() async throws {
@@ -58,6 +72,29 @@ struct VaporArticleTests {
         }
         #expect(root.openScopeCount == 0)
         await root.shutdown()
+    }
+
+    @Test func theArticlesServeFunctionRunsTheAppAndShutsTheRootDownWhenItStops() async throws {
+        let folder = try TemporaryFolder()
+        let root = makeRoot(databasePath: folder.path("notes.sqlite"))
+        // Vapor's `.testing` would take its command from the test runner's arguments.
+        let app = try await Application.make(Environment(name: "testing", arguments: ["vapor", "serve"]))
+        app.logger.logLevel = .critical
+        app.http.server.configuration.hostname = "127.0.0.1"
+        app.http.server.configuration.port = 0
+        let serving = Task { try await serve(app, root: root) }
+        // `app.running` is set once the server listens; reading `app.http.server` before `serve`
+        // registered its routes would make the server with none.
+        #expect(await eventually(within: .seconds(30)) { app.running != nil })
+        let port = try #require(app.http.server.shared.localAddress?.port)
+        let created = try await app.client.post("http://127.0.0.1:\(port)/notes/tea")
+        #expect(created.status == .created)
+        app.running?.stop()
+        try await serving.value
+        // The application stopped and its root shut down with it: its services are closed.
+        await #expect(throws: ScopedError.self) {
+            try await root.withScope { try await ScopedValues.current.sqliteDatabase }
+        }
     }
 
     @Test func theArticleShowsThisFilesSnippets() throws {

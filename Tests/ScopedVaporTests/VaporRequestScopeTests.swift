@@ -271,39 +271,6 @@ struct VaporRequestScopeTests {
     }
 }
 
-/// A Vapor application's root: validated before it serves, shut down with it.
-struct ScopeRootLifecycleTests {
-    struct Unbuildable: Error {}
-
-    enum UnbuildableKey: ScopedServiceKey {
-        static let lifetime = ScopedLifetime.app
-        static func makeValue() async throws -> Int { throw Unbuildable() }
-    }
-
-    @Test func aRootThatFailsValidationStopsTheBootBeforeThePortBinds() async throws {
-        let root = ScopeRoot(services: [UnbuildableKey.self]) { _ in }
-        try await withTestingApp { app in
-            app.lifecycle.use(ScopeRootLifecycle(root: root))
-            app.http.server.configuration.port = 0
-            let error = await #expect(throws: ScopeValidationError.self) { try await app.startup() }
-            #expect(error?.problems.map(\.entry) == ["unbuildable"])
-            #expect(app.http.server.shared.localAddress == nil)
-        }
-    }
-
-    @Test func theRootShutsDownWithTheApplication() async throws {
-        let log = CloseLog()
-        let root = ScopeRoot(services: [ClosingAppServiceKey.self]) { $0.closeLog = log }
-        try await withTestingApp { app in
-            app.lifecycle.use(ScopeRootLifecycle(root: root))
-            try await app.asyncBoot()
-            _ = try await root.withScope { try await ScopedValues.current[ClosingAppServiceKey.self] }
-            #expect(log.all.isEmpty)
-        }
-        #expect(log.all == ["success"])
-    }
-}
-
 /// An app service whose close records its outcome.
 enum ClosingAppServiceKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app

@@ -1,0 +1,166 @@
+import Logging
+import PostgresNIO
+import Scoped
+import ScopedPostgres
+import ScopedSQLite
+import ScopedTestSupport
+import ScopedVapor
+import SessionTestSupport
+import Testing
+import Vapor
+
+/// A Vapor application's root, with the life a swift-service-lifecycle application gives it:
+/// running app services, validation before the port binds, shutdown after the server.
+@Suite(.serialized)
+struct ScopeRootLifecycleTests {
+    struct Unbuildable: Error {}
+
+    enum UnbuildableKey: ScopedServiceKey {
+        static let lifetime = ScopedLifetime.app
+        static func makeValue() async throws -> Int { throw Unbuildable() }
+    }
+
+    /// A new application in a testing environment whose `startup()` serves on a free port of
+    /// 127.0.0.1 (Vapor's `.testing` would take its command from the test runner's arguments);
+    /// the test shuts it down.
+    private func makeApp() async throws -> Application {
+        let app = try await Application.make(Environment(name: "testing", arguments: ["vapor", "serve"]))
+        app.logger.logLevel = .critical
+        app.http.server.configuration.hostname = "127.0.0.1"
+        app.http.server.configuration.port = 0
+        return app
+    }
+
+    @Test func aRootThatFailsValidationStopsTheBootBeforeThePortBinds() async throws {
+        let root = ScopeRoot(services: [UnbuildableKey.self]) { _ in }
+        try await withTestingApp { app in
+            app.lifecycle.use(ScopeRootLifecycle(root: root))
+            app.http.server.configuration.port = 0
+            let error = await #expect(throws: ScopeValidationError.self) { try await app.startup() }
+            #expect(error?.problems.map(\.entry) == ["unbuildable"])
+            #expect(app.http.server.shared.localAddress == nil)
+        }
+    }
+
+    @Test func theRootShutsDownWithTheApplication() async throws {
+        let log = CloseLog()
+        let root = ScopeRoot(services: [ClosingAppServiceKey.self]) { $0.closeLog = log }
+        try await withTestingApp { app in
+            app.lifecycle.use(ScopeRootLifecycle(root: root))
+            try await app.asyncBoot()
+            _ = try await root.withScope { try await ScopedValues.current[ClosingAppServiceKey.self] }
+            #expect(log.all.isEmpty)
+        }
+        #expect(log.all == ["success"])
+    }
+
+    /// postgres-nio's client leases no connection before its `run()` has started: the lifecycle
+    /// runs it, as `ScopeRootService` does in a Hummingbird application.
+    @Test(.enabled(if: PostgresTestServer.isEnabled, "needs a PostgreSQL server"))
+    func aVaporAppOnPostgreSQLRunsTheClientItsRequestsLeaseFrom() async throws {
+        let server = try PostgresTestServer.shared()
+        let database = try server.makeDatabase()
+        var configuration = try PostgresConfiguration(
+            url: database.url,
+            migrations: [
+                PostgresMigration(version: 1, name: "items", statements: ["CREATE TABLE items (name text NOT NULL)"])
+            ]
+        )
+        // A client that does not run fails at this bound, not at the default's.
+        configuration.leaseTimeout = .seconds(2)
+        configuration.connectTimeout = .seconds(2)
+        let root = ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
+            [configuration] in $0.postgresConfiguration = configuration
+        }
+        let app = try await makeApp()
+        app.lifecycle.use(ScopeRootLifecycle(root: root, logger: app.logger))
+        app.middleware.use(RequestScopeMiddleware(root: root))
+        app.post("items", ":name") { request async throws -> HTTPStatus in
+            let name = try request.parameters.require("name")
+            try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\(name))")
+            return .created
+        }
+        do {
+            try await app.startup()
+            let port = try #require(app.http.server.shared.localAddress?.port)
+            let response = try await app.client.post("http://127.0.0.1:\(port)/items/first")
+            #expect(response.status == .created)
+        } catch {
+            try await app.asyncShutdown()
+            throw error
+        }
+        try await app.asyncShutdown()
+        #expect(try server.psql("SELECT count(*) FROM items", database: database.name) == "1")
+        // The root shut down with the application: its services are closed.
+        await #expect(throws: ScopedError.self) {
+            try await root.withScope { try await ScopedValues.current.postgresDatabase }
+        }
+    }
+
+    /// At shutdown the server stops accepting and finishes its requests first; only then does
+    /// the root shut down, so a request in flight commits and no request reaches a root that
+    /// has shut down.
+    @Test func shutdownStopsTheServerFinishesItsRequestsAndOnlyThenClosesTheRoot() async throws {
+        let folder = try TemporaryFolder()
+        let log = CloseLog()
+        let path = folder.path("items.sqlite")
+        let configuration = SQLiteConfiguration(
+            path: path,
+            migrations: [SQLiteMigration(version: 1, name: "items", statements: ["CREATE TABLE items (name TEXT)"])]
+        )
+        let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self, ClosingAppServiceKey.self]) {
+            $0.sqliteConfiguration = configuration
+            $0.closeLog = log
+        }
+        let entered = Signal()
+        let release = Signal()
+        let app = try await makeApp()
+        app.lifecycle.use(ScopeRootLifecycle(root: root, logger: app.logger))
+        app.middleware.use(RequestScopeMiddleware(root: root))
+        app.post("items", ":name") { request async throws -> HTTPStatus in
+            let name = try request.parameters.require("name")
+            _ = try await ScopedValues.current[ClosingAppServiceKey.self]
+            entered.fire()
+            await release.wait()
+            try await ScopedValues.current.sqliteSession.execute("INSERT INTO items (name) VALUES (\(name))")
+            return .created
+        }
+        try await app.startup()
+        let port = try #require(app.http.server.shared.localAddress?.port)
+        // On a connection of its own, not the application's client, which the application's
+        // shutdown also stops.
+        let connection = try await RawHTTPConnection(port: port)
+        let inFlight = Task {
+            try await connection.exchange(
+                "POST /items/in-flight HTTP/1.1\r\nHost: test\r\nContent-Length: 0\r\n\r\n",
+                timeout: .seconds(30)
+            )
+        }
+        await entered.wait()
+        let shutdown = Task { try await app.asyncShutdown() }
+
+        // The server stops accepting while the request is still in its handler.
+        let refuses = await eventually {
+            guard let probe = try? await RawHTTPConnection(port: port) else { return true }
+            _ = try? await probe.exchange("", timeout: .milliseconds(20))
+            return false
+        }
+        #expect(refuses, "the server still accepted connections while the root was shutting down")
+        #expect(log.all.isEmpty, "the root closed its app services before the request in flight finished")
+
+        release.fire()
+        let response = try await inFlight.value
+        #expect(response.hasPrefix("HTTP/1.1 201 Created"), "\(response)")
+        try await shutdown.value
+        #expect(log.all == ["success"])
+        let committed = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+            $0.sqliteConfiguration = configuration
+        }
+        let names = try await committed.withScope {
+            try await ScopedValues.current.sqliteSession.query("SELECT name FROM items")
+                .map { try $0.get("name", as: String.self) }
+        }
+        await committed.shutdown()
+        #expect(names == ["in-flight"])
+    }
+}
