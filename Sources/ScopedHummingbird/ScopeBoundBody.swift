@@ -7,23 +7,22 @@ import Synchronization
 /// A response body written inside its request's scope, which closes when the body has been
 /// written.
 ///
-/// A body of known length up to ``bufferedLimit`` (a JSON response) is written into memory
+/// A body of known length up to `HeldBackBody.bufferedLimit` (a JSON response) is written into memory
 /// inside the scope before its head is sent; the scope then closes, and the response goes out
 /// in one write, after the commit, with a commit failure reported as the request's error.
 /// Longer bodies, and bodies of unknown length, stream inside the scope, with their last buffer
 /// held back until the scope has closed: a client that received the whole response received it
 /// after the request's transaction committed, and a commit that fails cuts the response short.
 enum ScopeBoundBody {
-    /// The longest body of known length produced in memory before its head is sent.
-    static var bufferedLimit: Int { 64 * 1024 }
-
     /// `body` bound to `scope`: produced now and the scope closed, when it is short and of
     /// known length; else wrapped to stream inside the scope, which closes after it.
     ///
     /// Called inside `scope`'s own binding (`Scope.runClosingOnFailure`, which closes it if
     /// this throws), so that producing the body and closing the scope bind nothing more.
     static func bind(_ body: ResponseBody, to scope: Scope) async throws -> ResponseBody {
-        guard let length = body.contentLength, length <= bufferedLimit else { return wrap(body, closing: scope) }
+        guard let length = body.contentLength, length <= HeldBackBody<ByteBuffer>.bufferedLimit else {
+            return wrap(body, closing: scope)
+        }
         let collected = Collected()
         try await body.write(Collector(collected: collected))
         try await scope.close(.success)
@@ -59,26 +58,13 @@ enum ScopeBoundBody {
     /// `body`, written inside `scope`, which then closes with the outcome of the write.
     static func wrap(_ body: ResponseBody, closing scope: Scope) -> ResponseBody {
         ResponseBody(contentLength: body.contentLength) { writer in
-            let progress = Progress()
-            // A write the connection refused means the client went away.
-            try await scope.runClosingOnFailure(outcome: {
-                progress.connectionFailed ? .cancelled : ScopeOutcome(endingWith: $0)
-            }) {
-                try await body.write(Writer(base: writer, scope: scope, progress: progress))
+            let held = HeldBackBody<ByteBuffer>(scope: scope)
+            try await scope.runClosingOnFailure(outcome: held.outcome(endingWith:)) {
+                try await body.write(Writer(base: writer, held: held))
             }
             // A body that returned without finishing (it should not) still closes its scope.
             try await scope.close(.success)
         }
-    }
-
-    /// How far the body got.
-    private final class Progress: Sendable {
-        private let failed = Atomic<Bool>(false)
-
-        /// Whether a write to the connection failed: the client went away.
-        var connectionFailed: Bool { failed.load(ordering: .relaxed) }
-
-        func connectionDidFail() { failed.store(true, ordering: .relaxed) }
     }
 
     /// The writer the wrapped body writes to: forwards every buffer but the last, and on
@@ -89,36 +75,19 @@ enum ScopeBoundBody {
     /// task-local binding's closure.
     private struct Writer: ResponseBodyWriter, @unchecked Sendable {
         var base: any ResponseBodyWriter
-        let scope: Scope
-        let progress: Progress
-        /// The last buffer written, not yet forwarded.
-        var pending: ByteBuffer?
-
-        init(base: any ResponseBodyWriter, scope: Scope, progress: Progress) {
-            self.base = base
-            self.scope = scope
-            self.progress = progress
-        }
+        let held: HeldBackBody<ByteBuffer>
 
         @concurrent mutating func write(_ buffer: ByteBuffer) async throws {
-            if let previous = pending.take() { try await forward(previous) }
-            pending = buffer
+            if let previous = held.hold(buffer) { try await forward(previous) }
         }
 
         @concurrent consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
-            // A body that caught a failed write and finished anyway did not reach its client.
-            try await scope.close(progress.connectionFailed ? .cancelled : .success)
-            if let last = pending.take() { try await forward(last) }
+            if let last = try await held.finish() { try await forward(last) }
             try await base.finish(trailingHeaders)
         }
 
         @concurrent private mutating func forward(_ buffer: ByteBuffer) async throws {
-            do {
-                try await base.write(buffer)
-            } catch {
-                progress.connectionDidFail()
-                throw error
-            }
+            try await held.sending { try await base.write(buffer) }
         }
     }
 }

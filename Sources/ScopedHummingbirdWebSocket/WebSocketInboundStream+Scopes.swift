@@ -3,7 +3,8 @@ import Scoped
 
 extension WebSocketInboundStream {
     /// Handles each inbound message in a scope of its own, a child of the current (the
-    /// connection's) scope, then responds once that scope has closed.
+    /// connection's) scope, then responds once that scope has closed: the core's
+    /// `AsyncSequence.forEachMessage(_:then:)` over the connection's messages.
     ///
     /// A message is a unit of work, like a request: the `ScopedLifetime.scope`
     /// services `handle` builds (a session, its transaction) belong to the message's scope.
@@ -24,14 +25,6 @@ extension WebSocketInboundStream {
         _ handle: (WebSocketMessage) async throws -> Reply,
         then respond: (Result<Reply, any Error>) async throws -> Void
     ) async throws {
-        for try await message in messages(maxSize: maxSize) {
-            let result: Result<Reply, any Error>
-            do {
-                result = .success(try await withScope { try await handle(message) })
-            } catch {
-                result = .failure(error)
-            }
-            try await respond(result)
-        }
+        try await messages(maxSize: maxSize).forEachMessage(handle, then: respond)
     }
 }

@@ -4,13 +4,10 @@ import Scoped
 /// A response body produced inside its request's scope, which closes when the body has been
 /// produced.
 ///
-/// A body of known length up to ``bufferedLimit`` is produced into memory inside the scope,
+/// A body of known length up to `HeldBackBody.bufferedLimit` is produced into memory inside the scope,
 /// which then closes. A longer or streamed body is produced inside the scope as the transport
 /// reads it, with its last chunk held back until the scope has closed.
 enum ScopeBoundBody {
-    /// The longest body of known length produced in memory before the response is returned.
-    static var bufferedLimit: Int { 64 * 1024 }
-
     /// Binds `body` to `scope`.
     ///
     /// Called inside `scope`'s own binding (`Scope.runClosingOnFailure`, which closes it if this
@@ -20,6 +17,7 @@ enum ScopeBoundBody {
             try await scope.close(.success)
             return nil
         }
+        let bufferedLimit = HeldBackBody<ArraySlice<UInt8>>.bufferedLimit
         if case .known(let length) = body.length, length <= bufferedLimit {
             let bytes = try await ArraySlice<UInt8>(collecting: body, upTo: bufferedLimit)
             try await scope.close(.success)
@@ -42,14 +40,12 @@ enum ScopeBoundBody {
 
         struct Iterator: AsyncIteratorProtocol {
             var base: HTTPBody.AsyncIterator
-            let scope: Scope
-            /// The chunk read last, not yet returned.
-            var pending: ArraySlice<UInt8>?
+            let held: HeldBackBody<ArraySlice<UInt8>>
             var finished = false
 
             init(base: HTTPBody.AsyncIterator, scope: Scope) {
                 self.base = base
-                self.scope = scope
+                self.held = HeldBackBody(scope: scope)
             }
 
             mutating func next() async throws -> ArraySlice<UInt8>? {
@@ -58,24 +54,19 @@ enum ScopeBoundBody {
                     let chunk: ArraySlice<UInt8>?
                     do {
                         var base = self.base
-                        chunk = try await scope.run { try await base.next(isolation: #isolation) }
+                        chunk = try await held.scope.run { try await base.next(isolation: #isolation) }
                         self.base = base
                     } catch {
                         finished = true
-                        try? await scope.close(ScopeOutcome(endingWith: error))
+                        await held.fail(with: error)
                         throw error
                     }
                     guard let chunk else {
                         finished = true
                         // A commit that fails ends the body with its error, without the last chunk.
-                        try await scope.close(.success)
-                        return pending.take()
+                        return try await held.finish()
                     }
-                    if let previous = pending {
-                        pending = chunk
-                        return previous
-                    }
-                    pending = chunk
+                    if let previous = held.hold(chunk) { return previous }
                 }
             }
         }

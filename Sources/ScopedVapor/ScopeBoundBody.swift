@@ -10,13 +10,9 @@ import Vapor
 /// `Response.Body` into another writer. So a stream runs in its request's scope only when it is
 /// made for it, with `Response.Body(scopedAsyncStream:count:)`, which takes the scope over from
 /// the middleware. Every other body is settled when the handler returns: one in memory as it
-/// is, and a stream of known length up to ``bufferedLimit`` produced into memory inside the
+/// is, and a stream of known length up to `HeldBackBody.bufferedLimit` produced into memory inside the
 /// scope, before the scope closes; a longer plain stream is written after its scope closed.
 enum ScopeBoundBody {
-    /// The longest plain stream of known length produced in memory before the response is
-    /// returned.
-    static var bufferedLimit: Int { 64 * 1024 }
-
     /// Settles `body` in `scope`, which then closes, unless a scoped stream took the scope over.
     ///
     /// Called inside `scope`'s own binding (`Scope.runClosingOnFailure`, which closes it if this
@@ -26,7 +22,7 @@ enum ScopeBoundBody {
     {
         if handOver.isTaken { return body }
         var body = body
-        if body.buffer == nil, (1...bufferedLimit).contains(body.count) {
+        if body.buffer == nil, (1...HeldBackBody<ByteBuffer>.bufferedLimit).contains(body.count) {
             // A plain stream, short enough to produce now: its writes run in this scope.
             body = Response.Body(buffer: try await body.collect(on: eventLoop).get() ?? ByteBuffer())
         }
@@ -42,13 +38,11 @@ enum ScopeBoundBody {
         closing scope: Scope
     ) -> Response.Body {
         let write: @Sendable (any AsyncBodyStreamWriter) async throws -> Void = { writer in
-            let holding = HoldingWriter(base: writer, scope: scope)
+            let holding = HoldingWriter(base: writer, held: HeldBackBody(scope: scope))
             do {
                 try await scope.run { try await stream(holding) }
             } catch {
-                // A write the connection refused means the client went away.
-                try? await scope.close(holding.connectionFailed ? .cancelled : ScopeOutcome(endingWith: error))
-                await holding.endIfOpen(with: error)
+                await holding.fail(with: error)
                 throw error
             }
             // A stream that returned without writing `.end` ends here.
@@ -61,69 +55,56 @@ enum ScopeBoundBody {
     /// The writer a scoped stream writes to: forwards every buffer but the last, and on `.end`
     /// closes the scope before forwarding the last one.
     private final class HoldingWriter: AsyncBodyStreamWriter {
-        private struct State {
-            /// The last buffer written, not yet forwarded.
-            var pending: ByteBuffer?
-            /// Whether a write to the connection failed: the client went away.
-            var connectionFailed = false
-            /// Whether `.end` or `.error` reached the connection's writer.
-            var ended = false
-        }
-
         private let base: any AsyncBodyStreamWriter
-        private let scope: Scope
-        private let state = Mutex(State())
+        private let held: HeldBackBody<ByteBuffer>
+        /// Whether `.end` or `.error` reached the connection's writer.
+        private let ended = Atomic(false)
 
-        init(base: any AsyncBodyStreamWriter, scope: Scope) {
+        init(base: any AsyncBodyStreamWriter, held: HeldBackBody<ByteBuffer>) {
             self.base = base
-            self.scope = scope
+            self.held = held
         }
-
-        var connectionFailed: Bool { state.withLock { $0.connectionFailed } }
 
         func write(_ result: BodyStreamResult) async throws {
             switch result {
             case .buffer(let buffer):
-                let previous = state.withLock { state in
-                    defer { state.pending = buffer }
-                    return state.pending
-                }
-                if let previous { try await forward(.buffer(previous)) }
+                if let previous = held.hold(buffer) { try await forward(.buffer(previous)) }
             case .end:
-                guard state.withLock({ !$0.ended }) else { return }
+                guard !ended.load(ordering: .acquiring) else { return }
+                let last: ByteBuffer?
                 do {
-                    try await scope.close(connectionFailed ? .cancelled : .success)
+                    last = try await held.finish()
                 } catch {
                     // The commit failed: the last buffer never goes out, and the client sees a
                     // response cut short rather than a complete one.
                     await endIfOpen(with: error)
                     throw error
                 }
-                if let last = state.withLock({ $0.pending.take() }) { try await forward(.buffer(last)) }
+                if let last { try await forward(.buffer(last)) }
                 try await forward(.end)
             case .error(let error):
-                try? await scope.close(connectionFailed ? .cancelled : ScopeOutcome(endingWith: error))
-                await endIfOpen(with: error)
+                await fail(with: error)
             }
         }
 
+        /// Closes the scope for a stream that failed with `error`, and ends the response with it.
+        func fail(with error: any Error) async {
+            await held.fail(with: error)
+            await endIfOpen(with: error)
+        }
+
         /// Ends the response with `error` unless it has ended: Vapor closes the connection.
-        func endIfOpen(with error: any Error) async {
-            guard state.withLock({ !$0.ended }) else { return }
+        private func endIfOpen(with error: any Error) async {
+            guard !ended.load(ordering: .acquiring) else { return }
             try? await forward(.error(error))
         }
 
         private func forward(_ result: BodyStreamResult) async throws {
             switch result {
-            case .end, .error: state.withLock { $0.ended = true }
+            case .end, .error: ended.store(true, ordering: .releasing)
             case .buffer: break
             }
-            do {
-                try await base.write(result)
-            } catch {
-                state.withLock { $0.connectionFailed = true }
-                throw error
-            }
+            try await held.sending { try await base.write(result) }
         }
     }
 }

@@ -20,25 +20,31 @@ private struct RequestIDKey: ScopedKey {
     static let defaultValue: String? = nil
 }
 
-/// The request IDs every adapter accepts from a client, and makes when its stack has none.
+/// The request IDs every adapter accepts from a client, and makes when its stack has none: the
+/// rule an adapter applies before it sets ``ScopedValues/requestID``.
+///
+/// ```swift
+/// let requestID = RequestIDs.accepting(incomingHeader) ?? RequestIDs.next()
+/// let scope = root.openScope { $0.requestID = requestID }
+/// ```
 ///
 /// A new ID is 32 hexadecimal digits: a random half drawn once per process and a counter, as
 /// Hummingbird makes its own. IDs name requests in logs and traces; they are unique, not secret.
 /// Making one costs no system call (Foundation's `UUID()` reads `/dev/urandom` each time: 3.7 µs
 /// here, 5–7% of a small request's CPU).
-package enum RequestIDs {
+public enum RequestIDs {
     private static let processHalf = UInt64.random(in: .min ... .max)
     private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
 
     /// A new ID, different from every other this process made.
-    package static func next() -> String {
+    public static func next() -> String {
         let count = counter.add(1, ordering: .relaxed).newValue
         return hex(processHalf) + hex(count)
     }
 
     /// `incoming` when it is a valid request ID (1 to 64 characters from `A-Z a-z 0-9 . _ -`),
     /// else `nil`: a client's ID goes into logs only when it cannot forge their lines.
-    package static func accepting(_ incoming: String) -> String? {
+    public static func accepting(_ incoming: String) -> String? {
         guard (1...64).contains(incoming.utf8.count) else { return nil }
         let valid = incoming.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
