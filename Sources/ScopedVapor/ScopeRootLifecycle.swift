@@ -16,7 +16,7 @@ public import Vapor
 /// try await app.asyncShutdown()
 /// ```
 ///
-/// It runs a ``ScopeRootService`` in a swift-service-lifecycle `ServiceGroup` of its own, from
+/// It runs a `ScopeRootService` in a swift-service-lifecycle `ServiceGroup` of its own, from
 /// the application's boot to its shutdown, so both kinds of application share one
 /// implementation:
 ///
