@@ -30,9 +30,10 @@ public import Vapor
 ///   stops accepting and finishes its requests in flight; then the root waits for its scopes
 ///   still open (handed-off work), within `shutdownTimeout` when there is one, closes its app
 ///   services newest first, and the running ones stop.
-/// - **Reload.** Given a `ReloadableScopeRoot`, ``service``'s
+/// - **Reload.** Given a `ReloadableScopeRoot`, the service's
 ///   `ScopeRootService/follow(_:makeRoot:onReload:)` applies each configuration snapshot; run
-///   it in one of the `services`, which run in the same group for the application's life.
+///   it in one of the `services`, which run in the same group for the application's life (see
+///   ``init(service:logger:services:)``).
 public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
     /// The root's service: the roots it runs, and `follow` for a root that reloads.
     public let service: ScopeRootService
@@ -51,8 +52,9 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
     ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes
     ///     before it abandons them (logged); `nil` waits for all of them.
     ///   - services: other services to run for the application's life beside the root, such
-    ///     as one that follows configuration changes; each is cancelled at shutdown, before the
-    ///     root shuts down.
+    ///     as one that follows configuration changes. At shutdown each gets swift-service-
+    ///     lifecycle's graceful shutdown, newest first, and the root shuts down after they have
+    ///     returned; one that ends early, or fails (logged), leaves the root running.
     public convenience init(
         root: ScopeRoot,
         logger: Logger = Logger(label: "Scoped"),
@@ -71,19 +73,40 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
 
     /// Ties the life of a root that reloads to the application's; the parameters are those of
     /// the initializer that takes a `ScopeRoot`.
-    public init(
+    public convenience init(
         root: ReloadableScopeRoot,
         logger: Logger = Logger(label: "Scoped"),
         validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
         shutdownTimeout: Duration? = nil,
         services: [any Service] = []
     ) {
-        self.service = ScopeRootService(
+        let service = ScopeRootService(
             root: root,
             logger: logger,
             validationScope: validationScope,
             shutdownTimeout: shutdownTimeout
         )
+        self.init(service: service, logger: logger, services: services)
+    }
+
+    /// Ties the life of `service`'s roots to the application's: for a root that reloads, make
+    /// the service first, so that a service of `services` can follow configuration changes
+    /// with it.
+    ///
+    /// ```swift
+    /// let rootService = ScopeRootService(root: reloadable, logger: app.logger)
+    /// let follower = ConfigurationFollower(rootService: rootService)  // calls rootService.follow(…)
+    /// app.lifecycle.use(ScopeRootLifecycle(service: rootService, logger: app.logger, services: [follower]))
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - service: the roots' service, with its validation scope and shutdown bound; given to
+    ///     one application only.
+    ///   - logger: where the services that stop with an error are reported.
+    ///   - services: other services to run for the application's life beside the root, as for
+    ///     the initializer that takes a `ScopeRoot`.
+    public init(service: ScopeRootService, logger: Logger = Logger(label: "Scoped"), services: [any Service] = []) {
+        self.service = service
         self.services = services
         self.logger = logger
     }
@@ -97,10 +120,19 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
     ///   running services have stopped.
     @concurrent
     public func willBootAsync(_ application: Application) async throws {
+        let logger = self.logger
         // The root's service first: a service group shuts its services down in reverse order,
         // so the others stop before the root does.
-        let group = ServiceGroup(services: [service] + services, logger: logger)
-        let logger = self.logger
+        let beside = services.map { service in
+            ServiceGroupConfiguration.ServiceConfiguration(
+                service: Beside(base: service, logger: logger),
+                successTerminationBehavior: .ignore,
+                failureTerminationBehavior: .ignore
+            )
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [.init(service: service)] + beside, logger: logger)
+        )
         // One task for the application's life: the group's, which runs the root's services.
         let task = Task {
             do {
@@ -138,5 +170,21 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
         await application.server.shutdown()
         await group.triggerGracefulShutdown()
         await task.value
+    }
+}
+
+/// A service run beside the root: it ends, or fails (logged), without stopping the root, which
+/// serves the application's requests until the application shuts down.
+private struct Beside: Service {
+    let base: any Service
+    let logger: Logger
+
+    func run() async throws {
+        do {
+            try await base.run()
+        } catch is CancellationError {
+        } catch {
+            logger.error("Service \(type(of: base)) stopped with an error: \(error)")
+        }
     }
 }

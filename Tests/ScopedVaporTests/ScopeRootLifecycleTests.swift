@@ -3,8 +3,10 @@ import PostgresNIO
 import Scoped
 import ScopedPostgres
 import ScopedSQLite
+import ScopedServiceLifecycle
 import ScopedTestSupport
 import ScopedVapor
+import ServiceLifecycle
 import SessionTestSupport
 import Testing
 import Vapor
@@ -162,5 +164,77 @@ struct ScopeRootLifecycleTests {
         }
         await committed.shutdown()
         #expect(names == ["in-flight"])
+    }
+
+    /// Follows configuration snapshots with the root's service until the graceful shutdown.
+    struct Follower: Service {
+        let rootService: ScopeRootService
+        let snapshots: AsyncStream<String>
+        let makeRoot: @Sendable (String) -> ScopeRoot
+        let reloaded: AsyncStream<Bool>.Continuation
+
+        func run() async throws {
+            try await cancelWhenGracefulShutdown {
+                try await rootService.follow(snapshots, makeRoot: makeRoot) { reloaded.yield((try? $0.get()) != nil) }
+            }
+        }
+    }
+
+    /// A Vapor application reloads as a service-lifecycle one does: a new request reaches the
+    /// new root while one in flight finishes on its own, which closes only after it.
+    @Test(.timeLimit(.minutes(1))) func aReloadReachesNewRequestsWhileOneInFlightFinishesOnItsRoot() async throws {
+        let log = CloseLog()
+        let makeRoot: @Sendable (String) -> ScopeRoot = { tag in
+            ScopeRoot(services: [ClosingAppServiceKey.self]) {
+                $0.tag = tag
+                $0.closeLog = log
+            }
+        }
+        let snapshots = AsyncStream<String>.makeStream()
+        let reloads = AsyncStream<Bool>.makeStream()
+        let reloadable = ReloadableScopeRoot(makeRoot("v1"))
+        let rootService = ScopeRootService(root: reloadable, logger: Logger(label: "test"))
+        let follower = Follower(
+            rootService: rootService,
+            snapshots: snapshots.stream,
+            makeRoot: makeRoot,
+            reloaded: reloads.continuation
+        )
+        let entered = Signal()
+        let release = Signal()
+        let app = try await makeApp()
+        app.lifecycle.use(ScopeRootLifecycle(service: rootService, services: [follower]))
+        app.middleware.use(RequestScopeMiddleware(root: reloadable))
+        app.get("tag") { request async throws -> String in
+            _ = try await ScopedValues.current[ClosingAppServiceKey.self]
+            if request.query[String.self, at: "hold"] != nil {
+                entered.fire()
+                await release.wait()
+            }
+            return ScopedValues.current.tag ?? "none"
+        }
+        try await app.startup()
+        let port = try #require(app.http.server.shared.localAddress?.port)
+        func get(_ target: String) async throws -> String {
+            let connection = try await RawHTTPConnection(port: port)
+            return try await connection.exchange("GET \(target) HTTP/1.1\r\nHost: test\r\n\r\n") {
+                $0.hasSuffix("\r\n\r\nv1") || $0.hasSuffix("\r\n\r\nv2")
+            }
+        }
+        let held = Task { try await get("/tag?hold=1") }
+        await entered.wait()
+
+        snapshots.continuation.yield("v2")
+        var outcomes = reloads.stream.makeAsyncIterator()
+        #expect(await outcomes.next() == true)
+        #expect(try await get("/tag").hasSuffix("v2"))
+        // The first root still serves the request in flight: its app service is open.
+        #expect(log.all.isEmpty)
+
+        release.fire()
+        #expect(try await held.value.hasSuffix("v1"))
+        #expect(await eventually { log.all == ["success"] }, "the replaced root did not close after its request")
+        try await app.asyncShutdown()
+        #expect(log.all == ["success", "success"])
     }
 }
