@@ -120,6 +120,25 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
     ///   running services have stopped.
     @concurrent
     public func willBootAsync(_ application: Application) async throws {
+        let task = try start(reportingValidation: false)
+        do {
+            try await service.ready()
+        } catch {
+            await task.value
+            throw error
+        }
+    }
+
+    /// Starts the root's service group without waiting for the root's validation.
+    ///
+    /// Vapor's synchronous boot, which VaporTesting's `app.testing()` takes, calls this instead
+    /// of ``willBootAsync(_:)``. A validation that fails is then logged, and the root shuts down.
+    public func willBoot(_ application: Application) throws {
+        _ = try start(reportingValidation: true)
+    }
+
+    /// Starts the service group that runs the root's service and the services beside it, once.
+    private func start(reportingValidation: Bool) throws -> Task<Void, Never> {
         let logger = self.logger
         // The root's service first: a service group shuts its services down in reverse order,
         // so the others stop before the root does.
@@ -133,31 +152,27 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [.init(service: service)] + beside, logger: logger)
         )
-        // One task for the application's life: the group's, which runs the root's services.
-        let task = Task {
-            do {
-                try await group.run()
-            } catch is ScopeValidationError {
-                // Thrown to the boot by `ready()`.
-            } catch {
-                logger.error("The application root's services stopped with an error: \(error)")
+        // Started under the lock, so that a second boot never runs the root's service again.
+        let task = running.withLock { running -> Task<Void, Never>? in
+            guard case .none = running else { return nil }
+            // One task for the application's life: the group's, which runs the root's services.
+            let task = Task {
+                do {
+                    try await group.run()
+                } catch let error as ScopeValidationError {
+                    // The asynchronous boot throws it (from `ready()`); the synchronous one cannot.
+                    if reportingValidation { logger.error("\(error)") }
+                } catch {
+                    logger.error("The application root's services stopped with an error: \(error)")
+                }
             }
-        }
-        let isFirst = running.withLock { running in
-            guard case .none = running else { return false }
             running = (group, task)
-            return true
+            return task
         }
-        guard isFirst else {
-            task.cancel()
+        guard let task else {
             throw Abort(.internalServerError, reason: "ScopeRootLifecycle booted twice: give it to one application")
         }
-        do {
-            try await service.ready()
-        } catch {
-            await task.value
-            throw error
-        }
+        return task
     }
 
     /// Stops the application's HTTP server, which finishes its requests in flight, then shuts

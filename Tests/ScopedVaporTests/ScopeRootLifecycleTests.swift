@@ -10,6 +10,7 @@ import ServiceLifecycle
 import SessionTestSupport
 import Testing
 import Vapor
+import VaporTesting
 
 /// A Vapor application's root, with the life a swift-service-lifecycle application gives it:
 /// running app services, validation before the port binds, shutdown after the server.
@@ -51,6 +52,24 @@ struct ScopeRootLifecycleTests {
             app.lifecycle.use(ScopeRootLifecycle(root: root))
             try await app.asyncBoot()
             _ = try await root.withScope { try await ScopedValues.current[ClosingAppServiceKey.self] }
+            #expect(log.all.isEmpty)
+        }
+        #expect(log.all == ["success"])
+    }
+
+    /// VaporTesting's `app.testing()` boots synchronously: the root still runs, and still shuts
+    /// down with the application.
+    @Test func anAppTestedWithVaporTestingRunsAndShutsDownItsRoot() async throws {
+        let log = CloseLog()
+        let root = ScopeRoot(services: [ClosingAppServiceKey.self]) { $0.closeLog = log }
+        try await withTestingApp { app in
+            app.lifecycle.use(ScopeRootLifecycle(root: root))
+            app.middleware.use(RequestScopeMiddleware(root: root))
+            app.get("ping") { _ async throws -> String in
+                _ = try await ScopedValues.current[ClosingAppServiceKey.self]
+                return "pong"
+            }
+            try await app.testing().test(.GET, "ping") { #expect($0.body.string == "pong") }
             #expect(log.all.isEmpty)
         }
         #expect(log.all == ["success"])
