@@ -20,8 +20,8 @@
 public struct ScopedValues: Sendable {
     /// The scope's entries, depth and lifetime scope; copied on the first write.
     ///
-    /// The only stored property: values that are one reference are passed in a register, and
-    /// a read borrows the task's node without retaining it.
+    /// The only stored property: values that are one reference are passed in a register. A
+    /// read copies the task's node out of the task-local (one retain and release).
     @usableFromInline
     package var node: ScopeNode
 
@@ -90,7 +90,7 @@ public struct ScopedValues: Sendable {
         }
     }
 
-    /// Stores `value` under `key`, copying the node first unless it is uniquely ours and has room.
+    /// Stores `value` under `key`, copying the node first unless it is uniquely ours.
     @inlinable
     mutating func store<V: Sendable>(
         _ value: V,
@@ -98,9 +98,7 @@ public struct ScopedValues: Sendable {
         kind: EntryKind,
         lifetime: ScopedLifetime? = nil
     ) {
-        if !node.isUnique() || !node.hasRoomForOneMore {
-            node = node.copy(extra: 4)
-        }
+        if !node.isUnique() { node = node.copy() }
         let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: node.stampedVariant)
         node.set(value, for: key, info: info)
     }

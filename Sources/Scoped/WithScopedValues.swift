@@ -62,7 +62,7 @@ extension ScopedValues {
     /// stamping the values set through them as overrides at that depth.
     @inlinable
     package func child(scope: ScopeContext? = nil) -> ScopedValues {
-        ScopedValues(node: node.child(extra: 4, scope: scope ?? node.scope))
+        ScopedValues(node: node.child(scope: scope ?? node.scope))
     }
 
     /// The values of a child scope of the current one, made without copying the current

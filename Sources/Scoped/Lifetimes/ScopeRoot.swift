@@ -133,7 +133,7 @@ public final class ScopeRoot: Sendable {
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         let context = ScopeContext(root: registry)
-        var values = ScopedValues(node: base.node.flattened(extra: 4, depth: 0, scope: context))
+        var values = ScopedValues(node: base.node.flattened(depth: 0, scope: context))
         try configure(&values)
         context.attach(values.node)
         self.values = values

@@ -34,24 +34,22 @@ package struct ScopeNode: Sendable {
     package var scope: ScopeContext? { buffer.scope }
     @inlinable
     package var observer: DefaultReadObserver? { buffer.observer }
-    @inlinable
-    package var hasRoomForOneMore: Bool { buffer.hasRoomForOneMore }
     package var entries: [StoredEntry] { buffer.entries }
 
     /// The origin stamped on values set into this node while a variant is applied, when not
     /// the one its depth implies; `nil` otherwise.
     @inlinable
     package var stampedOrigin: EntryOrigin? { buffer.stampedOrigin }
-    /// The ``VariantNames`` index of the variant being applied to this node, stamped on the
-    /// values set into it meanwhile; 0 otherwise.
+    /// The name of the variant being applied to this node, stamped on the values set into it
+    /// meanwhile; `nil` otherwise.
     @inlinable
-    package var stampedVariant: UInt32 { buffer.stampedVariant }
+    package var stampedVariant: String? { buffer.stampedVariant }
 
     /// Sets what values set into this node are stamped with.
     ///
     /// - Precondition: the buffer is uniquely referenced: no task can see it yet.
     @inlinable
-    package mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
+    package mutating func stamp(origin: EntryOrigin?, variant: String?) {
         precondition(isUnique(), "a scope's node changed after it was shared")
         buffer.stampedOrigin = origin
         buffer.stampedVariant = variant
@@ -67,31 +65,31 @@ package struct ScopeNode: Sendable {
         buffer.storage(for: key)
     }
 
-    /// A copy of this node, at the same level, with room for `extra` more entries: the same
-    /// base and a copy of the overlay (for a base, of its whole table).
+    /// A copy of this node, at the same level, with room for one more entry: the same base and
+    /// a copy of the overlay (for a base, of its whole table).
     ///
     /// The copy keeps stamping what a variant being applied sets: it replaces this node when
-    /// one grows, or is first written, while a variant is applied.
+    /// it is first written while a variant is applied.
     @inlinable
-    package func copy(extra: Int) -> ScopeNode {
-        var copy = ScopeNode(buffer.copy(extra: extra, depth: buffer.depth, scope: buffer.scope, base: buffer.base))
+    package func copy() -> ScopeNode {
+        var copy = ScopeNode(buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base))
         copy.stamp(origin: stampedOrigin, variant: stampedVariant)
         return copy
     }
 
-    /// A base node at `depth`, in `scope`, holding every entry this node sees, with room for
-    /// `extra` more: what an application root starts from.
+    /// A base node at `depth`, in `scope`, holding every entry this node sees: what an
+    /// application root starts from.
     @inlinable
-    package func flattened(extra: Int, depth: Int, scope: ScopeContext?) -> ScopeNode {
-        ScopeNode(buffer.flattened(extra: extra, depth: depth, scope: scope))
+    package func flattened(depth: Int, scope: ScopeContext?) -> ScopeNode {
+        ScopeNode(buffer.flattened(depth: depth, scope: scope))
     }
 
-    /// The node of a child scope, one level deeper, in `scope`, with room for `extra` entries.
+    /// The node of a child scope, one level deeper, in `scope`.
     ///
     /// Costs the entries set since this node's base, never the base's.
     @inlinable
-    package func child(extra: Int, scope: ScopeContext?) -> ScopeNode {
-        ScopeNode(buffer.child(extra: extra, scope: scope))
+    package func child(scope: ScopeContext?) -> ScopeNode {
+        ScopeNode(buffer.child(scope: scope))
     }
 
     /// Whether this is the only reference to the buffer, so it may be written in place.
@@ -100,7 +98,7 @@ package struct ScopeNode: Sendable {
 
     /// Stores `value` for `key`, with what diagnostics know of it.
     ///
-    /// - Precondition: the buffer is uniquely referenced and has room for one more entry.
+    /// - Precondition: the buffer is uniquely referenced.
     @inlinable
     package mutating func set<V: Sendable>(_ value: V, for key: Any.Type, info: EntryInfo) {
         precondition(isUnique(), "a scope's node changed after it was shared")

@@ -19,7 +19,9 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         @usableFromInline var info: EntryInfo
 
         @usableFromInline
-        static var empty: Slot { Slot(identity: 0, box: nil, keyType: Never.self, info: .none) }
+        static var empty: Slot {
+            Slot(identity: 0, box: nil, keyType: Never.self, info: EntryInfo(kind: .value, origin: .default))
+        }
     }
 
     @usableFromInline let depth: Int
@@ -27,14 +29,14 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline let observer: DefaultReadObserver?
     /// The node whose entries this one sees through; `nil` for a base.
     @usableFromInline let base: ScopeNodeBuffer?
-    /// The overlay's slots: a power of two of them, or none for a node with no entries.
+    /// The overlay's slots: a power of two of them, or none until the node's first entry.
     @usableFromInline var table: [Slot]
     /// How many slots hold an entry.
     @usableFromInline var count = 0
     /// See ``ScopeNode/stampedOrigin``.
     @usableFromInline var stampedOrigin: EntryOrigin?
     /// See ``ScopeNode/stampedVariant``.
-    @usableFromInline var stampedVariant: UInt32 = 0
+    @usableFromInline var stampedVariant: String?
 
     private init(
         capacity: Int,
@@ -114,10 +116,11 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         (box as! ValueBox<V>).value
     }
 
-    /// Stores `box` for `key`, replacing what was there; the node must have room.
+    /// Stores `box` for `key`, replacing what was there, growing the table first when it has
+    /// no room for one more.
     @usableFromInline
     func set(_ box: AnyValueBox, for key: Any.Type, info: EntryInfo) {
-        precondition(hasRoomForOneMore, "a node's table stays at most half full")
+        if !hasRoomForOneMore { grow() }
         insert(
             Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info),
             replacing: true
@@ -136,8 +139,15 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     }
 
     /// Whether one more entry fits without passing half the capacity.
-    @inlinable
-    package var hasRoomForOneMore: Bool { (count &+ 1) &* 2 <= table.count }
+    var hasRoomForOneMore: Bool { (count &+ 1) &* 2 <= table.count }
+
+    /// Moves the entries into a table twice as large (four slots for a node's first entry).
+    private func grow() {
+        let old = table
+        table = Array(repeating: .empty, count: Self.capacity(for: count + 1))
+        count = 0
+        for slot in old where slot.box != nil { insert(slot, replacing: true) }
+    }
 
     /// Overlays larger than this are flattened into a new base when a child scope opens, so
     /// that opening a child never copies more than this many entries of its parent's.
@@ -152,11 +162,11 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     }
 
     /// A node at `depth`, in `scope`, over `base`, whose overlay is a copy of this node's with
-    /// room for `extra` more entries.
+    /// room for one more entry.
     @usableFromInline
-    package func copy(extra: Int, depth: Int, scope: ScopeContext?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
+    package func copy(depth: Int, scope: ScopeContext?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
         let copy = Self.make(
-            capacity: Self.capacity(for: count + extra),
+            capacity: Self.capacity(for: count + 1),
             depth: depth,
             scope: scope,
             observer: observer,
@@ -167,12 +177,12 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     }
 
     /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
-    /// its overlay's over them), with room for `extra` more.
+    /// its overlay's over them), with room for one more.
     @usableFromInline
-    package func flattened(extra: Int, depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
-        guard let base else { return copy(extra: extra, depth: depth, scope: scope, base: nil) }
+    package func flattened(depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+        guard let base else { return copy(depth: depth, scope: scope, base: nil) }
         let copy = Self.make(
-            capacity: Self.capacity(for: base.count + count + extra),
+            capacity: Self.capacity(for: base.count + count + 1),
             depth: depth,
             scope: scope,
             observer: observer
@@ -185,22 +195,25 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// The node of a child scope: over this node if it is a base, else over its base with a
     /// copy of its overlay, or flattened when that overlay has grown past
     /// ``flattenThreshold``.
+    ///
+    /// A child of a base gets its table with its first entry: a scope that sets nothing
+    /// allocates none.
     @usableFromInline
-    package func child(extra: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+    package func child(scope: ScopeContext?) -> ScopeNodeBuffer {
         let depth = self.depth + 1
         guard let base else {
             // A base with no entries (the empty root of everything) has nothing to see through.
             let seen = count == 0 && observer == nil ? nil : self
             return Self.make(
-                capacity: Self.capacity(for: extra),
+                capacity: 0,
                 depth: depth,
                 scope: scope,
                 observer: observer,
                 base: seen
             )
         }
-        if count > Self.flattenThreshold { return flattened(extra: extra, depth: depth, scope: scope) }
-        return copy(extra: extra, depth: depth, scope: scope, base: base)
+        if count > Self.flattenThreshold { return flattened(depth: depth, scope: scope) }
+        return copy(depth: depth, scope: scope, base: base)
     }
 
     /// Copies every entry of `source`'s table into this one, which must have room.
@@ -225,7 +238,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
                 kind: slot.info.kind,
                 lifetime: slot.info.lifetime,
                 origin: slot.info.origin,
-                variant: VariantNames.name(at: slot.info.variant)
+                variant: slot.info.variant
             )
         }
         guard let base else { return own }

@@ -1,6 +1,6 @@
 /// What diagnostics know about an entry a scope set: its key, its value's type, where it came from.
 ///
-/// Unpacked from a slot's key, witness and ``EntryInfo`` when a scope is described, never on the read path.
+/// Made from a node's entry and its ``EntryInfo`` when a scope is described, never on the read path.
 ///
 /// `@unchecked Sendable`: every property is an immutable value; `Any.Type` is a metatype.
 package struct StoredEntry: @unchecked Sendable {

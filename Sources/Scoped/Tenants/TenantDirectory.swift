@@ -55,7 +55,7 @@ final class TenantDirectory: Sendable {
             }
             let context = ScopeContext(tenant: id, of: root, after: state.closing[id]?.task)
             // A base of its own, so that a read in a tenant's scope probes at most two tables.
-            var values = ScopedValues(node: rootValues.node.flattened(extra: 4, depth: 1, scope: context))
+            var values = ScopedValues(node: rootValues.node.flattened(depth: 1, scope: context))
             try tenancy.configure(id, &values)
             if let limit = tenancy.maximumOpen, state.open.count >= limit {
                 guard let idlest = Self.leastRecentlyUsedIdle(in: state.open) else {
