@@ -22,15 +22,15 @@ extension ScopedValues {
     /// application's (``PostgresDatabaseKey``).
     public var postgresDatabase: PostgresDatabase {
         get async throws {
-            if tenant == nil { return try await self[PostgresDatabaseKey.self] }
-            return try await self[PostgresTenantDatabaseKey.self]
+            if tenant == nil { return try await service(PostgresDatabaseKey.self) }
+            return try await service(PostgresTenantDatabaseKey.self)
         }
     }
 
     /// The current scope's session: one transaction, committed when the scope ends well and
     /// rolled back otherwise.
     public var postgresSession: PostgresSession {
-        get async throws { try await self[PostgresSessionKey.self] }
+        get async throws { try await service(PostgresSessionKey.self) }
     }
 }
 
@@ -115,7 +115,7 @@ extension PostgresDatabase {
         guard let configuration = values.postgresConfiguration else {
             throw DatabaseConfigurationError.missing(entry: entry, configurationEntry: "postgresConfiguration")
         }
-        let client = try await values[PostgresClientKey.self]
+        let client = try await values.service(PostgresClientKey.self)
         try await self.init(client: client, configuration: configuration, schema: schema, logger: values.postgresLogger)
     }
 }

@@ -18,15 +18,15 @@ extension ScopedValues {
     /// another tenant's.
     public var sqliteDatabase: SQLiteDatabase {
         get async throws {
-            if tenant == nil { return try await self[SQLiteDatabaseKey.self] }
-            return try await self[SQLiteTenantDatabaseKey.self]
+            if tenant == nil { return try await service(SQLiteDatabaseKey.self) }
+            return try await service(SQLiteTenantDatabaseKey.self)
         }
     }
 
     /// The current scope's database session, on ``sqliteDatabase``, begun as `transactionMode`
     /// says, committed when the scope ends well and rolled back otherwise.
     public var sqliteSession: SQLiteSession {
-        get async throws { try await self[SQLiteSessionKey.self] }
+        get async throws { try await service(SQLiteSessionKey.self) }
     }
 }
 

@@ -171,7 +171,7 @@ enum SessionKey: ScopedServiceKey {
 }
 
 extension ScopedValues {
-    var session: Session { get async throws { try await self[SessionKey.self] } }
+    var session: Session { get async throws { try await service(SessionKey.self) } }
 }
 // SNIPPET-END
 

@@ -21,7 +21,7 @@ protocol TodoRepository: Sendable {
 /// The live repository: reads the database service on each call.
 struct LiveTodoRepository: TodoRepository {
     func titles() async throws -> [String] {
-        _ = try await ScopedValues.current[TodoDatabaseKey.self]
+        _ = try await ScopedValues.current.service(TodoDatabaseKey.self)
         return ["from the database"]
     }
 }

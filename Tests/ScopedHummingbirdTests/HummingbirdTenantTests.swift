@@ -34,7 +34,7 @@ struct HummingbirdTenantTests {
         router.get("whoami") { _, _ -> String in
             let values = ScopedValues.current
             guard let tenant = values.tenant else { return "none" }
-            let box = try await values[TenantBoxKey.self]
+            let box = try await values.service(TenantBoxKey.self)
             return "\(tenant) \(box.tenant?.rawValue ?? "-") \(ObjectIdentifier(box).hashValue)"
         }
         let app = Application(router: router)

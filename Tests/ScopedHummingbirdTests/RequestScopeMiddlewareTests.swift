@@ -74,7 +74,7 @@ struct RequestScopeMiddlewareTests {
         )
         router.get("/echo") { _, context in
             let values = ScopedValues.current
-            _ = try await values[RequestResourceKey.self]
+            _ = try await values.service(RequestResourceKey.self)
             context.logger.info("from the context's logger")
             Logger.current.info("from Logger.current")
             return "\(values.greeting) \(values.requestID ?? "none")"
@@ -84,7 +84,7 @@ struct RequestScopeMiddlewareTests {
             try ScopedValues.current.require(Shelf.self).name
         }
         router.get("/fail") { _, _ -> String in
-            _ = try await ScopedValues.current[RequestResourceKey.self]
+            _ = try await ScopedValues.current.service(RequestResourceKey.self)
             throw HTTPError(.conflict, message: "no")
         }
         return router

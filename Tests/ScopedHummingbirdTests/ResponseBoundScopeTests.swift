@@ -62,7 +62,7 @@ struct ResponseBoundScopeTests {
         router.get("/dropped") { _, _ in try await Self.streamLines(count: 3) }
         router.get("/short") { _, _ in
             let body = ResponseBody(contentLength: 4) { writer in
-                let resource = try await ScopedValues.current[BodyResourceKey.self]
+                let resource = try await ScopedValues.current.service(BodyResourceKey.self)
                 try await writer.write(ByteBuffer(string: "id "))
                 try await writer.write(ByteBuffer(string: "\(resource.id)"))
                 try await writer.finish(nil)
@@ -75,10 +75,10 @@ struct ResponseBoundScopeTests {
 
     /// A streamed body whose writer reads the request's resource for every line it writes.
     private static func streamLines(count: Int, pause: Duration? = nil) async throws -> Response {
-        let handlerResource = try await ScopedValues.current[BodyResourceKey.self]
+        let handlerResource = try await ScopedValues.current.service(BodyResourceKey.self)
         let body = ResponseBody { writer in
             for line in 0..<count {
-                let resource = try await ScopedValues.current[BodyResourceKey.self]
+                let resource = try await ScopedValues.current.service(BodyResourceKey.self)
                 try await writer.write(ByteBuffer(string: "\(handlerResource.id) \(resource.id) line \(line)\n"))
                 if let pause { try await Task.sleep(for: pause) }
             }

@@ -39,7 +39,7 @@ enum TickerKey: ScopedServiceKey {
 enum TickerUserKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Int {
-        try await ScopedValues.current[TickerKey.self].use()
+        try await ScopedValues.current.service(TickerKey.self).use()
         return 1
     }
 }

@@ -47,10 +47,10 @@ struct ScopedWebSocketTests {
         let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
         webSocketRouter.add(middleware: RequestIDMiddleware())
         webSocketRouter.ws("/live", root: root) { inbound, outbound, _ in
-            _ = try await ScopedValues.current[ConnectionResourceKey.self]
+            _ = try await ScopedValues.current.service(ConnectionResourceKey.self)
             try await outbound.write(.text("id \(ScopedValues.current.requestID ?? "none")"))
             try await inbound.forEachMessage(maxSize: 1024) { message in
-                _ = try await ScopedValues.current[MessageResourceKey.self]
+                _ = try await ScopedValues.current.service(MessageResourceKey.self)
                 guard case .text(let text) = message, text != "refuse" else { throw MessageRefused() }
                 return "ok \(text)"
             } then: { result in

@@ -27,12 +27,12 @@ extension ScopedValues {
 struct EchoAPI: APIProtocol {
     func echo(_ input: Operations.Echo.Input) async throws -> Operations.Echo.Output {
         let echo = "\(ScopedValues.current.requestID ?? "-") \(ScopedValues.current.tag ?? "-")"
-        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        _ = try await ScopedValues.current.service(LoggedResourceKey.self)
         return .ok(.init(body: .plainText(HTTPBody(echo))))
     }
 
     func lines(_ input: Operations.Lines.Input) async throws -> Operations.Lines.Output {
-        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        _ = try await ScopedValues.current.service(LoggedResourceKey.self)
         return .ok(.init(body: .plainText(HTTPBody(Lines(count: 3), length: .unknown, iterationBehavior: .single))))
     }
 
@@ -56,7 +56,7 @@ struct EchoAPI: APIProtocol {
             mutating func next() async throws -> ArraySlice<UInt8>? {
                 guard line < count else { return nil }
                 defer { line += 1 }
-                _ = try await ScopedValues.current[LoggedResourceKey.self]
+                _ = try await ScopedValues.current.service(LoggedResourceKey.self)
                 if let pause { try await Task.sleep(for: pause) }
                 return ArraySlice("line \(line)\n".utf8)
             }
@@ -121,12 +121,12 @@ struct BuildsTheResource: RouterMiddleware, AsyncMiddleware {
         context: BasicRequestContext,
         next: @concurrent (Hummingbird.Request, BasicRequestContext) async throws -> Hummingbird.Response
     ) async throws -> Hummingbird.Response {
-        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        _ = try await ScopedValues.current.service(LoggedResourceKey.self)
         return try await next(request, context)
     }
 
     func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
-        _ = try await ScopedValues.current[LoggedResourceKey.self]
+        _ = try await ScopedValues.current.service(LoggedResourceKey.self)
         return try await next.respond(to: request)
     }
 }

@@ -40,7 +40,7 @@ struct ScopedTraitTests {
 
     @Test(.scoped(), arguments: 0..<32)
     func appServicesStartFreshInEveryTest(index: Int) async throws {
-        let counter = try await ScopedValues.current[VisitCounterKey.self]
+        let counter = try await ScopedValues.current.service(VisitCounterKey.self)
         #expect(counter.visit() == 1, "test case \(index) must not see visits from other tests")
     }
 

@@ -15,7 +15,7 @@ final class WithTestScopeXCTests: XCTestCase {
     func testEveryTestScopeStartsWithFreshAppServices() async throws {
         for _ in 0..<3 {
             let visits = try await withTestScope {
-                try await ScopedValues.current[VisitCounterKey.self].visit()
+                try await ScopedValues.current.service(VisitCounterKey.self).visit()
             }
             XCTAssertEqual(visits, 1)
         }

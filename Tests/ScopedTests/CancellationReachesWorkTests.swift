@@ -52,9 +52,9 @@ struct CancellationReachesWorkTests {
     @Test func aReaderWaitingForAnotherTasksConstructionCanBeCancelled() async throws {
         let gate = SlowConstruction()
         let root = ScopeRoot { $0.slowConstruction = gate }
-        let builder = Task { try await root.withScope { try await ScopedValues.current[SlowServiceKey.self] } }
+        let builder = Task { try await root.withScope { try await ScopedValues.current.service(SlowServiceKey.self) } }
         await gate.started.wait()
-        let waiter = Task { try await root.withScope { try await ScopedValues.current[SlowServiceKey.self] } }
+        let waiter = Task { try await root.withScope { try await ScopedValues.current.service(SlowServiceKey.self) } }
         // The waiter is queued behind the construction before it is cancelled.
         #expect(await eventually { root.openScopeCount == 2 })
         try await Task.sleep(for: .milliseconds(50))
@@ -63,7 +63,7 @@ struct CancellationReachesWorkTests {
         // The construction goes on for the others, and happens once.
         gate.finish.fire()
         #expect(try await builder.value == 42)
-        #expect(try await root.withScope { try await ScopedValues.current[SlowServiceKey.self] } == 42)
+        #expect(try await root.withScope { try await ScopedValues.current.service(SlowServiceKey.self) } == 42)
         #expect(gate.builds.load(ordering: .relaxed) == 1)
         await root.shutdown()
     }

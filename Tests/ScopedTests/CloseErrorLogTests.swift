@@ -38,7 +38,7 @@ struct CloseErrorLogTests {
         struct HandlerFailure: Error {}
         let root = ScopeRoot()
         _ = try? await root.withScope {
-            _ = try await ScopedValues.current[FailingCloseKey.self]
+            _ = try await ScopedValues.current.service(FailingCloseKey.self)
             throw HandlerFailure()
         }
         await root.shutdown()

@@ -50,8 +50,8 @@ struct CloseTimeoutTests {
         let root = ScopeRoot(onCloseError: { failures.record("\($0)") }) { $0.closed = closed }
         let error = await #expect(throws: ScopeCloseError.self) {
             try await root.withScope {
-                _ = try await ScopedValues.current[RecordedKey.self]
-                _ = try await ScopedValues.current[HangingSessionKey.self]
+                _ = try await ScopedValues.current.service(RecordedKey.self)
+                _ = try await ScopedValues.current.service(HangingSessionKey.self)
             }
         }
         let timeout = try #require(error?.failures.first?.error as? ScopeCloseTimeoutError)
@@ -69,13 +69,13 @@ struct CloseTimeoutTests {
             $0.closed = closed
         }
         // Not abandoned at 50 ms: the scope ends when the close has returned, with no error.
-        try await root.withScope { _ = try await ScopedValues.current[SelfBoundedKey.self] }
+        try await root.withScope { _ = try await ScopedValues.current.service(SelfBoundedKey.self) }
         #expect(closed.all == ["closed"])
         // Inline: in the scope's own task, whose cancellation it sees (an abandonable close
         // runs in an unstructured task, which is not cancelled with it).
         let cancelled = Task {
             try await root.withScope {
-                _ = try await ScopedValues.current[SelfBoundedKey.self]
+                _ = try await ScopedValues.current.service(SelfBoundedKey.self)
                 while !Task.isCancelled { await Task.yield() }
             }
         }
@@ -92,7 +92,7 @@ struct CloseTimeoutTests {
         let root = ScopeRoot(onCloseError: { failures.record("\($0)") })
         await #expect(throws: HandlerFailure.self) {
             try await root.withScope {
-                _ = try await ScopedValues.current[HangingSessionKey.self]
+                _ = try await ScopedValues.current.service(HangingSessionKey.self)
                 throw HandlerFailure()
             }
         }
@@ -104,7 +104,7 @@ struct CloseTimeoutTests {
     @Test func shutdownEndsWithinTheRootsCloseTimeoutWhenAnAppServicesCloseHangs() async throws {
         let failures = Recorder<String>()
         let root = ScopeRoot(onCloseError: { failures.record("\($0)") }, closeTimeout: .milliseconds(100)) { _ in }
-        _ = try await root.withScope { try await ScopedValues.current[HangingClientKey.self] }
+        _ = try await root.withScope { try await ScopedValues.current.service(HangingClientKey.self) }
         await root.shutdown()
         #expect(failures.all.count == 1)
         #expect(failures.all.first?.contains(HangingClientKey.name) == true)

@@ -5,7 +5,7 @@ import Testing
 /// A scope service built from an app service.
 enum GraphSessionKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[AppClockKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(AppClockKey.self) }
 }
 
 /// The dependency graph a root records while services are built.
@@ -45,9 +45,9 @@ struct DependencyGraphTests {
     @Test func readsOutsideAnyConstructionAreNotDependencies() async throws {
         let root = ScopeRoot()
         try await root.withScope {
-            _ = try await ScopedValues.current[AppClockKey.self]
-            _ = try await ScopedValues.current[GraphSessionKey.self]
-            _ = try await ScopedValues.current[AppClockKey.self]
+            _ = try await ScopedValues.current.service(AppClockKey.self)
+            _ = try await ScopedValues.current.service(GraphSessionKey.self)
+            _ = try await ScopedValues.current.service(AppClockKey.self)
         }
         #expect(root.dependencyGraph().edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
     }
@@ -57,7 +57,9 @@ struct DependencyGraphTests {
         // 200 requests at once, each building its session from the same app service.
         try await withThrowingTaskGroup { group in
             for _ in 0..<200 {
-                group.addTask { try await root.withScope { _ = try await ScopedValues.current[GraphSessionKey.self] } }
+                group.addTask {
+                    try await root.withScope { _ = try await ScopedValues.current.service(GraphSessionKey.self) }
+                }
             }
             try await group.waitForAll()
         }

@@ -9,14 +9,14 @@ struct HandOffTests {
         let release = Signal()
         let labels = Recorder<String>()
         let (handedOff, plain) = try await root.withScope({ $0.serviceLabel = "request" }) {
-            _ = try await ScopedValues.current[SessionKey.self]
+            _ = try await ScopedValues.current.service(SessionKey.self)
             let handedOff = handOff(timeout: .seconds(30)) {
                 await release.wait()
-                labels.record(try await ScopedValues.current[SessionKey.self].label)
+                labels.record(try await ScopedValues.current.service(SessionKey.self).label)
             }
             let plain = Task {
                 await release.wait()
-                return try await ScopedValues.current[SessionKey.self]
+                return try await ScopedValues.current.service(SessionKey.self)
             }
             return (handedOff, plain)
         }
@@ -38,7 +38,7 @@ struct HandOffTests {
         let (root, probe) = makeRoot()
         let task = try await root.withScope {
             handOff(timeout: .seconds(30)) {
-                _ = try await ScopedValues.current[SessionKey.self]
+                _ = try await ScopedValues.current.service(SessionKey.self)
                 throw CloseFailure(name: "work")
             }
         }
@@ -54,7 +54,7 @@ struct HandOffTests {
         let lateRead = Recorder<String>()
         let task = try await root.withScope {
             handOff(timeout: .milliseconds(50)) {
-                _ = try await ScopedValues.current[SessionKey.self]
+                _ = try await ScopedValues.current.service(SessionKey.self)
                 // Ignores its cancellation: the deadline must not wait for it.
                 await withTaskCancellationHandler {
                     await release.wait()
@@ -62,7 +62,7 @@ struct HandOffTests {
                     cancelled.fire()
                 }
                 do {
-                    _ = try await ScopedValues.current[SessionKey.self]
+                    _ = try await ScopedValues.current.service(SessionKey.self)
                     lateRead.record("served")
                 } catch {
                     lateRead.record("\(error)")
@@ -93,11 +93,11 @@ struct HandOffTests {
         let release = Signal()
         let order = Recorder<String>()
         _ = try await root.withScope {
-            _ = try await ScopedValues.current[AppClockKey.self]
+            _ = try await ScopedValues.current.service(AppClockKey.self)
             handOff(timeout: .seconds(30)) {
                 started.fire()
                 await release.wait()
-                _ = try await ScopedValues.current[AppClockKey.self]
+                _ = try await ScopedValues.current.service(AppClockKey.self)
                 order.record("work ended")
             }
         }

@@ -25,7 +25,7 @@ struct InstrumentationTests {
         try await tracer.withSpan("request", context: .topLevel) { _ in
             try await root.withScope {
                 // The session reads the app clock while it builds: the clock's span nests in it.
-                for _ in 0..<10 { _ = try await ScopedValues.current[GraphSessionKey.self] }
+                for _ in 0..<10 { _ = try await ScopedValues.current.service(GraphSessionKey.self) }
             }
         }
         let spans = tracer.finishedSpans
@@ -56,10 +56,10 @@ struct InstrumentationTests {
         let tracer = InMemoryTracer()
         let root = ScopeRoot(onCloseError: { _ in }, instrumentation: ScopeInstrumentation(tracer: tracer))
         await #expect(throws: BuildFailure.self) {
-            try await root.withScope { _ = try await ScopedValues.current[UnbuildableKey.self] }
+            try await root.withScope { _ = try await ScopedValues.current.service(UnbuildableKey.self) }
         }
         await #expect(throws: ScopeCloseError.self) {
-            try await root.withScope { _ = try await ScopedValues.current[FailingCloseKey.self] }
+            try await root.withScope { _ = try await ScopedValues.current.service(FailingCloseKey.self) }
         }
         let build = try #require(tracer.finishedSpans.first { attribute($0, "scoped.entry") == UnbuildableKey.name })
         #expect(build.errors.count == 1 && build.errors.first?.error is BuildFailure)
@@ -90,7 +90,7 @@ struct InstrumentationTests {
             [("entry", AppClockKey.name), ("lifetime", "app")]
         )
         #expect(builds.totalValue == 0 && closes.totalValue == 0)
-        for _ in 0..<3 { try await root.withScope { _ = try await ScopedValues.current[GraphSessionKey.self] } }
+        for _ in 0..<3 { try await root.withScope { _ = try await ScopedValues.current.service(GraphSessionKey.self) } }
         #expect(builds.totalValue == 3)
         await root.shutdown()
         #expect(closes.totalValue == 1)
@@ -102,15 +102,15 @@ struct InstrumentationTests {
         let open = try metrics.expectMeter("scoped_scopes_open")
         try await root.withScope {
             #expect(open.lastValue == 1)
-            _ = try await ScopedValues.current[GraphSessionKey.self]
+            _ = try await ScopedValues.current.service(GraphSessionKey.self)
         }
         #expect(open.lastValue == 0)
         await #expect(throws: BuildFailure.self) {
-            try await root.withScope { _ = try await ScopedValues.current[UnbuildableKey.self] }
+            try await root.withScope { _ = try await ScopedValues.current.service(UnbuildableKey.self) }
         }
         let cancelled = Task {
             try await root.withScope {
-                _ = try await ScopedValues.current[FailingCloseKey.self]
+                _ = try await ScopedValues.current.service(FailingCloseKey.self)
                 withUnsafeCurrentTask { $0?.cancel() }
                 throw CancellationError()
             }
@@ -163,11 +163,11 @@ struct InstrumentationTests {
         let (bootstrapped, disabled) = withTracer(tracer) {
             (ScopeRoot(), ScopeRoot(instrumentation: .disabled))
         }
-        try await bootstrapped.withScope { _ = try await ScopedValues.current[GraphSessionKey.self] }
+        try await bootstrapped.withScope { _ = try await ScopedValues.current.service(GraphSessionKey.self) }
         let reported = tracer.finishedSpans.count
         #expect(reported == 3)
         try await withTracer(tracer) {
-            try await disabled.withScope { _ = try await ScopedValues.current[GraphSessionKey.self] }
+            try await disabled.withScope { _ = try await ScopedValues.current.service(GraphSessionKey.self) }
         }
         #expect(tracer.finishedSpans.count == reported)
     }
@@ -177,7 +177,9 @@ struct InstrumentationTests {
         let root = ScopeRoot(instrumentation: ScopeInstrumentation(metricsFactory: metrics))
         try await withThrowingTaskGroup { group in
             for _ in 0..<200 {
-                group.addTask { try await root.withScope { _ = try await ScopedValues.current[SessionKey.self] } }
+                group.addTask {
+                    try await root.withScope { _ = try await ScopedValues.current.service(SessionKey.self) }
+                }
             }
             try await group.waitForAll()
         }

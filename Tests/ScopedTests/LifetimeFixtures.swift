@@ -123,7 +123,7 @@ enum FirstResourceKey: ProbedResourceKey {
 enum SecondResourceKey: ProbedResourceKey {
     static let lifetime = ScopedLifetime.scope
     static func makeValue() async throws -> Resource {
-        _ = try await ScopedValues.current[FirstResourceKey.self]
+        _ = try await ScopedValues.current.service(FirstResourceKey.self)
         ScopedValues.current.probe?.built(name)
         return Resource(name: name, label: ScopedValues.current.serviceLabel)
     }
@@ -140,34 +140,34 @@ enum FailingCloseKey: ProbedResourceKey {
 enum CaptiveRepositoryKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Resource {
-        try await ScopedValues.current[SessionKey.self]
+        try await ScopedValues.current.service(SessionKey.self)
     }
 }
 
 enum CycleAKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[CycleBKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(CycleBKey.self) }
 }
 
 enum CycleBKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[CycleAKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(CycleAKey.self) }
 }
 
 /// Three request services in a ring, so that the cycle is found two constructions deep.
 enum RingFirstKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[RingSecondKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(RingSecondKey.self) }
 }
 
 enum RingSecondKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[RingThirdKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(RingThirdKey.self) }
 }
 
 enum RingThirdKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[RingFirstKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(RingFirstKey.self) }
 }
 
 /// Two app services that need each other, built from two tasks at once: each task builds one
@@ -176,7 +176,7 @@ enum CrossTaskCycleAKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Resource {
         await ScopedValues.current.barrier?.arrive()
-        return try await ScopedValues.current[CrossTaskCycleBKey.self]
+        return try await ScopedValues.current.service(CrossTaskCycleBKey.self)
     }
 }
 
@@ -184,7 +184,7 @@ enum CrossTaskCycleBKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Resource {
         await ScopedValues.current.barrier?.arrive()
-        return try await ScopedValues.current[CrossTaskCycleAKey.self]
+        return try await ScopedValues.current.service(CrossTaskCycleAKey.self)
     }
 }
 
@@ -193,7 +193,7 @@ enum DiamondLeftKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Resource {
         await ScopedValues.current.barrier?.arrive()
-        return try await ScopedValues.current[DiamondSharedKey.self]
+        return try await ScopedValues.current.service(DiamondSharedKey.self)
     }
 }
 
@@ -201,7 +201,7 @@ enum DiamondRightKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
     static func makeValue() async throws -> Resource {
         await ScopedValues.current.barrier?.arrive()
-        return try await ScopedValues.current[DiamondSharedKey.self]
+        return try await ScopedValues.current.service(DiamondSharedKey.self)
     }
 }
 

@@ -9,7 +9,9 @@ struct LifetimeTests {
         let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
             for _ in 0..<1_000 {
                 group.addTask {
-                    try await root.withScope { ObjectIdentifier(try await ScopedValues.current[SlowAppKey.self]) }
+                    try await root.withScope {
+                        ObjectIdentifier(try await ScopedValues.current.service(SlowAppKey.self))
+                    }
                 }
             }
             return try await group.reduce(into: Set()) { $0.insert($1) }
@@ -21,7 +23,7 @@ struct LifetimeTests {
     @Test func appServiceIsBuiltWithTheRootValuesNotTheRequestOverrides() async throws {
         let (root, _) = makeRoot()
         let label = try await root.withScope({ $0.serviceLabel = "request" }) {
-            try await ScopedValues.current[AppClockKey.self].label
+            try await ScopedValues.current.service(AppClockKey.self).label
         }
         #expect(label == "root")
     }
@@ -29,9 +31,9 @@ struct LifetimeTests {
     @Test func eachRootBuildsItsOwnAppServices() async throws {
         let (first, _) = makeRoot()
         let (second, _) = makeRoot()
-        let a = try await first.withScope { try await ScopedValues.current[AppClockKey.self] }
-        let b = try await second.withScope { try await ScopedValues.current[AppClockKey.self] }
-        let again = try await first.withScope { try await ScopedValues.current[AppClockKey.self] }
+        let a = try await first.withScope { try await ScopedValues.current.service(AppClockKey.self) }
+        let b = try await second.withScope { try await ScopedValues.current.service(AppClockKey.self) }
+        let again = try await first.withScope { try await ScopedValues.current.service(AppClockKey.self) }
         #expect(a !== b)
         #expect(a === again)
     }
@@ -42,12 +44,12 @@ struct LifetimeTests {
             try await root.withScope({ $0.serviceLabel = "request" }) {
                 let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
                     for _ in 0..<100 {
-                        group.addTask { ObjectIdentifier(try await ScopedValues.current[SessionKey.self]) }
+                        group.addTask { ObjectIdentifier(try await ScopedValues.current.service(SessionKey.self)) }
                     }
                     return try await group.reduce(into: Set()) { $0.insert($1) }
                 }
                 #expect(identities.count == 1)
-                #expect(try await ScopedValues.current[SessionKey.self].label == "request")
+                #expect(try await ScopedValues.current.service(SessionKey.self).label == "request")
             }
         }
         #expect(probe.builds(of: "session") == 2)
@@ -57,8 +59,8 @@ struct LifetimeTests {
     @Test func servicesCloseInReverseOrderOfConstructionWhenTheScopeSucceeds() async throws {
         let (root, probe) = makeRoot()
         try await root.withScope {
-            _ = try await ScopedValues.current[SessionKey.self]
-            _ = try await ScopedValues.current[SecondResourceKey.self]
+            _ = try await ScopedValues.current.service(SessionKey.self)
+            _ = try await ScopedValues.current.service(SecondResourceKey.self)
         }
         #expect(
             probe.events == [
@@ -73,8 +75,8 @@ struct LifetimeTests {
         let (root, probe) = makeRoot()
         await #expect(throws: HandlerFailure.self) {
             try await root.withScope {
-                _ = try await ScopedValues.current[SessionKey.self]
-                _ = try await ScopedValues.current[FirstResourceKey.self]
+                _ = try await ScopedValues.current.service(SessionKey.self)
+                _ = try await ScopedValues.current.service(FirstResourceKey.self)
                 throw HandlerFailure()
             }
         }
@@ -87,7 +89,7 @@ struct LifetimeTests {
         let started = AsyncStream.makeStream(of: Void.self)
         let task = Task {
             try await root.withScope {
-                _ = try await ScopedValues.current[SessionKey.self]
+                _ = try await ScopedValues.current.service(SessionKey.self)
                 started.continuation.yield()
                 try await Task.sleep(for: .seconds(30))
             }
@@ -107,8 +109,8 @@ struct LifetimeTests {
         })
         await #expect(throws: HandlerFailure.self) {
             try await root.withScope {
-                _ = try await ScopedValues.current[SessionKey.self]
-                _ = try await ScopedValues.current[FailingCloseKey.self]
+                _ = try await ScopedValues.current.service(SessionKey.self)
+                _ = try await ScopedValues.current.service(FailingCloseKey.self)
                 throw HandlerFailure()
             }
         }
@@ -120,8 +122,8 @@ struct LifetimeTests {
         let (root, probe) = makeRoot()
         let error = try await #require(throws: ScopeCloseError.self) {
             try await root.withScope {
-                _ = try await ScopedValues.current[FailingCloseKey.self]
-                _ = try await ScopedValues.current[SessionKey.self]
+                _ = try await ScopedValues.current.service(FailingCloseKey.self)
+                _ = try await ScopedValues.current.service(SessionKey.self)
             }
         }
         #expect(error.failures.map(\.entry) == ["failingClose"])
@@ -132,7 +134,7 @@ struct LifetimeTests {
     @Test func captiveDependencyIsRefusedWithTheChain() async throws {
         let (root, _) = makeRoot()
         let error = try await #require(throws: ScopedError.self) {
-            try await root.withScope { _ = try await ScopedValues.current[CaptiveRepositoryKey.self] }
+            try await root.withScope { _ = try await ScopedValues.current.service(CaptiveRepositoryKey.self) }
         }
         #expect(error == .captiveDependency(chain: ["captiveRepository (app)", "session (scope)"]))
         #expect(error.description.contains("captiveRepository (app) → session (scope)"))
@@ -141,7 +143,7 @@ struct LifetimeTests {
     @Test func cycleIsRefusedWithTheChain() async throws {
         let (root, _) = makeRoot()
         let error = try await #require(throws: ScopedError.self) {
-            try await root.withScope { _ = try await ScopedValues.current[CycleAKey.self] }
+            try await root.withScope { _ = try await ScopedValues.current.service(CycleAKey.self) }
         }
         #expect(error == .cycle(chain: ["cycleA (app)", "cycleB (app)", "cycleA (app)"]))
     }
@@ -151,7 +153,9 @@ struct LifetimeTests {
     @Test func cycleThreeConstructionsDeepIsRefusedWithTheWholeChain() async throws {
         let (root, _) = makeRoot()
         try await root.withScope {
-            let error = await #expect(throws: ScopedError.self) { try await ScopedValues.current[RingFirstKey.self] }
+            let error = await #expect(throws: ScopedError.self) {
+                try await ScopedValues.current.service(RingFirstKey.self)
+            }
             #expect(
                 error
                     == .cycle(chain: [
@@ -162,7 +166,7 @@ struct LifetimeTests {
             for key in [RingFirstKey.self, RingSecondKey.self, RingThirdKey.self] as [any ScopedServiceKey.Type] {
                 #expect(!context.isBuilt(ObjectIdentifier(key)) && context.waiterCount(for: ObjectIdentifier(key)) == 0)
             }
-            _ = try await ScopedValues.current[SessionKey.self]
+            _ = try await ScopedValues.current.service(SessionKey.self)
         }
     }
 
@@ -173,7 +177,7 @@ struct LifetimeTests {
         let root = ScopeRoot { $0.barrier = Barrier(parties: 2) }
         @Sendable func error<K: ScopedServiceKey>(reading key: K.Type) async -> ScopedError? {
             do {
-                _ = try await root.withScope { try await ScopedValues.current[key] }
+                _ = try await root.withScope { try await ScopedValues.current.service(key) }
                 return nil
             } catch {
                 return error as? ScopedError
@@ -213,8 +217,8 @@ struct LifetimeTests {
             $0.barrier = Barrier(parties: 2)
             $0.probe = probe
         }
-        async let left = root.withScope { try await ScopedValues.current[DiamondLeftKey.self] }
-        async let right = root.withScope { try await ScopedValues.current[DiamondRightKey.self] }
+        async let left = root.withScope { try await ScopedValues.current.service(DiamondLeftKey.self) }
+        async let right = root.withScope { try await ScopedValues.current.service(DiamondRightKey.self) }
         let (l, r) = try await (left, right)
         #expect(l.name == "diamondShared" && r.name == "diamondShared")
         #expect(probe.builds(of: "diamondShared") == 1)
@@ -225,7 +229,7 @@ struct LifetimeTests {
         let probe = LifetimeProbe()
         let root = ScopeRoot(services: [AppClockKey.self]) { $0.probe = probe }
         let read: @Sendable () async throws -> Resource = {
-            try await root.withScope { try await ScopedValues.current[AppClockKey.self] }
+            try await root.withScope { try await ScopedValues.current.service(AppClockKey.self) }
         }
         let first = try await read()
         // Concurrent readers of the built service: the same instance, no second build.
@@ -250,7 +254,7 @@ struct LifetimeTests {
     @Test func scopeServiceReadOnTheRootOutsideAnyScopeIsAnError() async throws {
         let (root, _) = makeRoot()
         let error = try await #require(throws: ScopedError.self) {
-            try await withScopedValues(root.values) { _ = try await ScopedValues.current[SessionKey.self] }
+            try await withScopedValues(root.values) { _ = try await ScopedValues.current.service(SessionKey.self) }
         }
         #expect(error == .outsideScope(entry: "session"))
         await root.shutdown()
@@ -263,7 +267,7 @@ struct LifetimeTests {
                 for _ in 0..<20 {
                     group.addTask {
                         do {
-                            _ = try await ScopedValues.current[BrokenKey.self]
+                            _ = try await ScopedValues.current.service(BrokenKey.self)
                             return false
                         } catch {
                             return error is ConstructionFailure
@@ -274,7 +278,7 @@ struct LifetimeTests {
             }
             #expect(failures == 20)
             #expect(probe.builds(of: "broken") == 1)
-            await #expect(throws: ConstructionFailure.self) { try await ScopedValues.current[BrokenKey.self] }
+            await #expect(throws: ConstructionFailure.self) { try await ScopedValues.current.service(BrokenKey.self) }
             #expect(probe.builds(of: "broken") == 2)
         }
     }
@@ -286,7 +290,7 @@ struct LifetimeTests {
         let root = ScopeRoot(onCloseError: { reported.record($0) }) { $0.probe = probe }
         var late: Task<Resource, any Error>?
         try await root.withScope({ $0.constructionGate = gate }) {
-            late = Task { try await ScopedValues.current[LateResourceKey.self] }
+            late = Task { try await ScopedValues.current.service(LateResourceKey.self) }
             await gate.started.wait()
         }
         gate.release.fire()
@@ -304,9 +308,9 @@ struct LifetimeTests {
         var builder: Task<Resource, any Error>?
         var waiter: Task<Resource, any Error>?
         try await root.withScope({ $0.constructionGate = gate }) {
-            builder = Task { try await ScopedValues.current[LateResourceKey.self] }
+            builder = Task { try await ScopedValues.current.service(LateResourceKey.self) }
             await gate.started.wait()
-            waiter = Task { try await ScopedValues.current[LateResourceKey.self] }
+            waiter = Task { try await ScopedValues.current.service(LateResourceKey.self) }
             // Let the second reader register as a waiter before the scope ends.
             while let scope = ScopedValues.current.scope,
                 scope.waiterCount(for: ObjectIdentifier(LateResourceKey.self)) == 0
@@ -322,12 +326,12 @@ struct LifetimeTests {
     @Test func aServiceReadAfterItsScopeClosedIsRefusedNotServedStale() async throws {
         let (root, probe) = makeRoot()
         let captured = try await root.withScope {
-            _ = try await ScopedValues.current[SessionKey.self]
+            _ = try await ScopedValues.current.service(SessionKey.self)
             return ScopedValues.current
         }
         #expect(probe.builds(of: SessionKey.name) == 1)
         await #expect(throws: ScopedError.scopeEnded(entry: SessionKey.name)) {
-            try await withScopedValues(captured) { try await ScopedValues.current[SessionKey.self] }
+            try await withScopedValues(captured) { try await ScopedValues.current.service(SessionKey.self) }
         }
         #expect(probe.builds(of: SessionKey.name) == 1)
     }
@@ -336,7 +340,7 @@ struct LifetimeTests {
         let (root, probe) = makeRoot()
         let provided = Resource(name: "provided", label: "test")
         let read = try await root.withScope({ $0.set(SessionKey.self, to: provided) }) {
-            try await ScopedValues.current[SessionKey.self]
+            try await ScopedValues.current.service(SessionKey.self)
         }
         #expect(read === provided)
         #expect(probe.events.isEmpty)
@@ -350,9 +354,9 @@ struct LifetimeTests {
             // Through overlays that set other entries, two levels down.
             try await withScopedValues({ $0.copyright = "child" }) {
                 try await withScopedValues({ $0.copyright = "grandchild" }) {
-                    let found = try await ScopedValues.current[SessionKey.self]
+                    let found = try await ScopedValues.current.service(SessionKey.self)
                     let overridden = try await withScopedValues({ $0.set(SessionKey.self, to: below) }) {
-                        try await ScopedValues.current[SessionKey.self]
+                        try await ScopedValues.current.service(SessionKey.self)
                     }
                     return (found, overridden)
                 }
@@ -363,7 +367,7 @@ struct LifetimeTests {
         // Provided on the root itself: in the base table, under every request's overlay.
         let providingRoot = ScopeRoot { $0.set(SessionKey.self, to: above) }
         let fromBase = try await providingRoot.withScope({ $0.copyright = "request" }) {
-            try await ScopedValues.current[SessionKey.self]
+            try await ScopedValues.current.service(SessionKey.self)
         }
         #expect(fromBase === above)
         #expect(probe.events.isEmpty)
@@ -372,9 +376,9 @@ struct LifetimeTests {
     @Test func nestedScopeOwnsWhatItBuildsAndClosesItFirst() async throws {
         let (root, probe) = makeRoot()
         try await root.withScope {
-            let outer = try await ScopedValues.current[SessionKey.self]
+            let outer = try await ScopedValues.current.service(SessionKey.self)
             try await withScope {
-                let inner = try await ScopedValues.current[SessionKey.self]
+                let inner = try await ScopedValues.current.service(SessionKey.self)
                 #expect(inner !== outer)
             }
             #expect(probe.events == ["build session", "build session", "close session success"])
@@ -389,7 +393,7 @@ struct LifetimeTests {
                 group.addTask {
                     try await root.withScope({ $0.serviceLabel = "request-\(index)" }) {
                         await Task.yield()
-                        let session = try await ScopedValues.current[SessionKey.self]
+                        let session = try await ScopedValues.current.service(SessionKey.self)
                         let read = ScopedValues.current.serviceLabel
                         return session.label == "request-\(index)" && read == "request-\(index)" ? 0 : 1
                     }
@@ -409,8 +413,8 @@ struct LifetimeTests {
         let opened = AsyncStream.makeStream(of: Void.self)
         let request = Task {
             try await root.withScope {
-                _ = try await ScopedValues.current[AppClockKey.self]
-                _ = try await ScopedValues.current[SlowAppKey.self]
+                _ = try await ScopedValues.current.service(AppClockKey.self)
+                _ = try await ScopedValues.current.service(SlowAppKey.self)
                 opened.continuation.yield()
                 for await _ in release.stream { break }
             }

@@ -7,13 +7,13 @@ import Testing
 struct OutsideRootTests {
     @Test func anAppServiceReadOutsideEveryRootThrowsNamingIt() async {
         await #expect(throws: ScopedError.outsideRoot(entry: AppClockKey.name)) {
-            try await ScopedValues.current[AppClockKey.self]
+            try await ScopedValues.current.service(AppClockKey.self)
         }
     }
 
     @Test func aScopeServiceReadOutsideEveryRootThrowsNamingIt() async {
         await #expect(throws: ScopedError.outsideRoot(entry: SessionKey.name)) {
-            try await ScopedValues.current[SessionKey.self]
+            try await ScopedValues.current.service(SessionKey.self)
         }
     }
 

@@ -58,7 +58,7 @@ private enum PoolKey: ScopedServiceKey {
 /// An app service that reads the pool and nothing else.
 private enum RepositoryKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
-    static func makeValue() async throws -> Pool { try await ScopedValues.current[PoolKey.self] }
+    static func makeValue() async throws -> Pool { try await ScopedValues.current.service(PoolKey.self) }
     static func close(_ pool: Pool, outcome: ScopeOutcome) async throws {
         pool.ledger.record("repository over pool \(pool.settings.size) closed")
     }
@@ -102,16 +102,19 @@ struct RootReloadTests {
 
     @Test func aServiceWhoseInputsDidNotChangeIsCarriedOverAsTheSameInstance() async throws {
         let reloadable = try await started()
-        let before = try await reloadable.withScope { try await ScopedValues.current[PoolKey.self] }
+        let before = try await reloadable.withScope { try await ScopedValues.current.service(PoolKey.self) }
 
         let reload = try await reloadable.reload(to: makeRoot(logLevel: "debug"))
 
         #expect(reload.generation == 2 && reloadable.generation == 2)
         #expect(reload.carriedOver == ["pool", "repository"])
         #expect(reload.rebuilt == [.init(service: "logSink", reason: "reloadLogLevel changed")])
-        let after = try await reloadable.withScope { try await ScopedValues.current[PoolKey.self] }
+        let after = try await reloadable.withScope { try await ScopedValues.current.service(PoolKey.self) }
         #expect(after === before)
-        #expect(try await reloadable.withScope { try await ScopedValues.current[LogSinkKey.self] } == "sink at debug")
+        #expect(
+            try await reloadable.withScope { try await ScopedValues.current.service(LogSinkKey.self) }
+                == "sink at debug"
+        )
         await reload.previous.shutdown()
         #expect(ledger.count("pool 4 closed") == 0, "the previous root closed a service it handed over")
         await reloadable.current.shutdown()
@@ -137,10 +140,11 @@ struct RootReloadTests {
             ]
         )
         #expect(reload.summary.hasPrefix("rebuilt: pool (poolSettings.size changed), repository (pool was rebuilt)"))
-        let old = try await inFlight.run { try await ScopedValues.current[RepositoryKey.self] }
+        let old = try await inFlight.run { try await ScopedValues.current.service(RepositoryKey.self) }
         #expect(old.settings.size == 4)
         #expect(
-            try await reloadable.withScope { try await ScopedValues.current[RepositoryKey.self] }.settings.size == 8
+            try await reloadable.withScope { try await ScopedValues.current.service(RepositoryKey.self) }.settings.size
+                == 8
         )
 
         let retired = Task { await reload.previous.shutdown() }
@@ -167,7 +171,7 @@ struct RootReloadTests {
         let retired = Task { await replaced.previous.shutdown() }
         try await Task.sleep(for: .milliseconds(50))
         #expect(ledger.count("pool 4 closed") == 0, "pool 4 closed under a request of the first root")
-        #expect(try await inFlight.run { try await ScopedValues.current[PoolKey.self] }.settings.size == 4)
+        #expect(try await inFlight.run { try await ScopedValues.current.service(PoolKey.self) }.settings.size == 4)
         try await inFlight.close(.success)
         await firstRetired.value
         await retired.value
@@ -178,7 +182,7 @@ struct RootReloadTests {
     @Test func aRootThatFailsValidationIsRejectedAndTheCurrentOneKeepsEverything() async throws {
         let reloadable = try await started()
         let current = reloadable.current
-        let pool = try await reloadable.withScope { try await ScopedValues.current[PoolKey.self] }
+        let pool = try await reloadable.withScope { try await ScopedValues.current.service(PoolKey.self) }
 
         // The log sink is carried over, the pool fails to open.
         await #expect(throws: ScopeReloadError.self) {
@@ -186,7 +190,7 @@ struct RootReloadTests {
         }
 
         #expect(reloadable.current === current && reloadable.generation == 1)
-        #expect(try await reloadable.withScope { try await ScopedValues.current[PoolKey.self] } === pool)
+        #expect(try await reloadable.withScope { try await ScopedValues.current.service(PoolKey.self) } === pool)
         #expect(!ledger.all.contains { $0.hasSuffix("closed") }, "a rejected reload closed \(ledger.all)")
         await current.shutdown()
         #expect(ledger.count("pool 4 closed") == 1)

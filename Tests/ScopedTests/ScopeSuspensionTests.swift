@@ -50,7 +50,7 @@ struct ScopeSuspensionTests {
     @Test func closingAwaitsWhenAServiceItBuiltHasWorkToDo() async throws {
         let root = ScopeRoot()
         let count = try await suspensions {
-            _ = try await root.withScope { try await ScopedValues.current[YieldingResourceKey.self] }
+            _ = try await root.withScope { try await ScopedValues.current.service(YieldingResourceKey.self) }
         }
         #expect(count >= 100)
     }

@@ -8,9 +8,10 @@ struct ScopeTests {
         let (root, probe) = makeRoot()
         let scope = root.openScope { $0.serviceLabel = "request" }
         #expect(root.openScopeCount == 1)
-        let first = try await scope.run { try await ScopedValues.current[SessionKey.self] }
+        let first = try await scope.run { try await ScopedValues.current.service(SessionKey.self) }
         // A second piece of the same work, later and from another task, sees the same service.
-        let second = try await Task { try await scope.run { try await ScopedValues.current[SessionKey.self] } }.value
+        let second = try await Task { try await scope.run { try await ScopedValues.current.service(SessionKey.self) } }
+            .value
         #expect(first === second)
         #expect(first.label == "request")
         #expect(probe.events == ["build \(SessionKey.name)"])
@@ -20,14 +21,14 @@ struct ScopeTests {
         #expect(root.openScopeCount == 0)
         #expect(probe.events.last == "close \(SessionKey.name) success")
         await #expect(throws: ScopedError.scopeEnded(entry: SessionKey.name)) {
-            try await scope.run { try await ScopedValues.current[SessionKey.self] }
+            try await scope.run { try await ScopedValues.current.service(SessionKey.self) }
         }
     }
 
     @Test func onlyTheFirstOfConcurrentClosesClosesAndItsOutcomeIsTheOneToldToServices() async throws {
         let (root, probe) = makeRoot()
         let scope = root.openScope()
-        _ = try await scope.run { try await ScopedValues.current[SessionKey.self] }
+        _ = try await scope.run { try await ScopedValues.current.service(SessionKey.self) }
         try await scope.close(.cancelled)
         await withTaskGroup { group in
             for _ in 0..<20 { group.addTask { try? await scope.close(.success) } }
@@ -40,12 +41,12 @@ struct ScopeTests {
         let reported = Recorder<String>()
         let root = ScopeRoot(onCloseError: { reported.record("\($0.outcome)") })
         let scope = root.openScope()
-        _ = try await scope.run { try await ScopedValues.current[FailingCloseKey.self] }
+        _ = try await scope.run { try await ScopedValues.current.service(FailingCloseKey.self) }
         await #expect(throws: ScopeCloseError.self) { try await scope.close(.success) }
         #expect(reported.all.isEmpty)
 
         let failed = root.openScope()
-        _ = try await failed.run { try await ScopedValues.current[FailingCloseKey.self] }
+        _ = try await failed.run { try await ScopedValues.current.service(FailingCloseKey.self) }
         try await failed.close(.cancelled)
         #expect(reported.all == ["cancelled"])
     }
@@ -54,7 +55,7 @@ struct ScopeTests {
         let (root, probe) = makeRoot()
         do {
             let scope = root.openScope()
-            _ = try await scope.run { try await ScopedValues.current[SessionKey.self] }
+            _ = try await scope.run { try await ScopedValues.current.service(SessionKey.self) }
         }
         await root.shutdown()  // returns only once the abandoned scope has closed
         #expect(root.openScopeCount == 0)

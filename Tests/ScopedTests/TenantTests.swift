@@ -58,13 +58,13 @@ enum SlowClosingStoreKey: ScopedServiceKey {
 /// An app service that reads a tenant's store: a captive dependency.
 enum AppReadsTenantKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.app
-    static func makeValue() async throws -> TenantStore { try await ScopedValues.current[TenantStoreKey.self] }
+    static func makeValue() async throws -> TenantStore { try await ScopedValues.current.service(TenantStoreKey.self) }
 }
 
 /// A tenant service that reads a scope's session: a captive dependency.
 enum TenantReadsScopeKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.tenant
-    static func makeValue() async throws -> Resource { try await ScopedValues.current[SessionKey.self] }
+    static func makeValue() async throws -> Resource { try await ScopedValues.current.service(SessionKey.self) }
 }
 
 struct ProbeFailure: Error, Equatable {
@@ -113,7 +113,7 @@ struct TenantTests {
                 let values = ScopedValues.current
                 #expect(values.tenant == tenant(raw))
                 #expect(values.tenantLabel == "label of \(raw)")
-                let store = try await values[TenantStoreKey.self]
+                let store = try await values.service(TenantStoreKey.self)
                 #expect(store.tenant == tenant(raw))
                 #expect(store.label == "label of \(raw)")
                 store.insert("\(raw) \(step)")
@@ -142,7 +142,7 @@ struct TenantTests {
                             try await root.withScope(tenant: tenant(raw)) {
                                 // Nested scopes and child tasks keep the tenant.
                                 try await withScope {
-                                    async let store = ScopedValues.current[TenantStoreKey.self]
+                                    async let store = ScopedValues.current.service(TenantStoreKey.self)
                                     let mine = try await store
                                     mine.insert(raw)
                                     await Task.yield()
@@ -168,8 +168,10 @@ struct TenantTests {
     @Test func anIdleTenantIsEvictedAndItsServicesClosedButNeverWhileAScopeIsOpen() async throws {
         let (root, probe) = makeTenantRoot(idleTimeout: .milliseconds(50))
         let scope = try root.openScope(tenant: tenant("busy"))
-        _ = try await scope.run { try await ScopedValues.current[TenantStoreKey.self] }
-        try await root.withScope(tenant: tenant("idle")) { _ = try await ScopedValues.current[TenantStoreKey.self] }
+        _ = try await scope.run { try await ScopedValues.current.service(TenantStoreKey.self) }
+        try await root.withScope(tenant: tenant("idle")) {
+            _ = try await ScopedValues.current.service(TenantStoreKey.self)
+        }
         try await waitUntil { probe.events.contains("close tenantStore idle success") }
         #expect(root.tenantStatistics == TenantStatistics(open: 1, evicted: 1))
         try await Task.sleep(for: .milliseconds(200))
@@ -178,17 +180,23 @@ struct TenantTests {
         try await waitUntil { probe.events.contains("close tenantStore busy success") }
         #expect(root.tenantStatistics == TenantStatistics(open: 0, evicted: 2))
         // Evicted tenants open again, with new services, on their next scope.
-        try await root.withScope(tenant: tenant("idle")) { _ = try await ScopedValues.current[TenantStoreKey.self] }
+        try await root.withScope(tenant: tenant("idle")) {
+            _ = try await ScopedValues.current.service(TenantStoreKey.self)
+        }
         #expect(probe.builds(of: "tenantStore idle") == 2)
         await root.shutdown()
     }
 
     @Test func atTheBoundTheLeastRecentlyUsedIdleTenantGoesAndWhenAllAreBusyTheScopeIsRefused() async throws {
         let (root, probe) = makeTenantRoot(maximumOpen: 2)
-        try await root.withScope(tenant: tenant("old")) { _ = try await ScopedValues.current[TenantStoreKey.self] }
+        try await root.withScope(tenant: tenant("old")) {
+            _ = try await ScopedValues.current.service(TenantStoreKey.self)
+        }
         let busy = try root.openScope(tenant: tenant("busy"))
-        _ = try await busy.run { try await ScopedValues.current[TenantStoreKey.self] }
-        try await root.withScope(tenant: tenant("new")) { _ = try await ScopedValues.current[TenantStoreKey.self] }
+        _ = try await busy.run { try await ScopedValues.current.service(TenantStoreKey.self) }
+        try await root.withScope(tenant: tenant("new")) {
+            _ = try await ScopedValues.current.service(TenantStoreKey.self)
+        }
         try await waitUntil { probe.events.contains("close tenantStore old success") }
         #expect(root.tenantStatistics == TenantStatistics(open: 2, evicted: 1))
         // `new` is idle now, `busy` is not: a third tenant evicts `new`.
@@ -220,7 +228,7 @@ struct TenantTests {
         ) { $0.probe = probe }
         do {
             try await root.withScope(tenant: tenant("broken")) {
-                _ = try await ScopedValues.current[TenantStoreKey.self]
+                _ = try await ScopedValues.current.service(TenantStoreKey.self)
             }
             Issue.record("the broken tenant's store was built")
         } catch let error as TenantUnavailableError {
@@ -229,14 +237,14 @@ struct TenantTests {
             #expect(error.underlying as? ProbeFailure == ProbeFailure(message: "cannot open broken"))
         }
         let other = try await root.withScope(tenant: tenant("fine")) {
-            try await ScopedValues.current[TenantStoreKey.self]
+            try await ScopedValues.current.service(TenantStoreKey.self)
         }
         #expect(other.tenant == tenant("fine"))
         // Fixed: the tenant's values are set when it opens, and the failed tenant is still open.
         failing.withLock { $0 = [] }
         await #expect(throws: TenantUnavailableError.self) {
             try await root.withScope(tenant: tenant("broken")) {
-                _ = try await ScopedValues.current[TenantStoreKey.self]
+                _ = try await ScopedValues.current.service(TenantStoreKey.self)
             }
         }
         // A failing store is not kept: evicted and reopened, the tenant builds it again.
@@ -249,13 +257,13 @@ struct TenantTests {
         failing.withLock { $0 = ["broken"] }
         await #expect(throws: TenantUnavailableError.self) {
             try await evictingRoot.withScope(tenant: tenant("broken")) {
-                _ = try await ScopedValues.current[TenantStoreKey.self]
+                _ = try await ScopedValues.current.service(TenantStoreKey.self)
             }
         }
         failing.withLock { $0 = [] }
         try await waitUntil { evictingRoot.tenantStatistics.evicted == 1 }
         let retried = try await evictingRoot.withScope(tenant: tenant("broken")) {
-            try await ScopedValues.current[TenantStoreKey.self]
+            try await ScopedValues.current.service(TenantStoreKey.self)
         }
         #expect(retried.tenant == tenant("broken"))
         await root.shutdown()
@@ -265,14 +273,16 @@ struct TenantTests {
     @Test func tenantServicesAreRefusedOutsideATenantAndAsCaptivesOfLongerLifetimes() async throws {
         let (root, _) = makeTenantRoot()
         await #expect(throws: ScopedError.outsideTenant(entry: "tenantStore")) {
-            try await root.withScope { _ = try await ScopedValues.current[TenantStoreKey.self] }
+            try await root.withScope { _ = try await ScopedValues.current.service(TenantStoreKey.self) }
         }
         await #expect(throws: ScopedError.captiveDependency(chain: ["appReadsTenant (app)", "tenantStore (tenant)"])) {
-            try await root.withScope(tenant: tenant("a")) { _ = try await ScopedValues.current[AppReadsTenantKey.self] }
+            try await root.withScope(tenant: tenant("a")) {
+                _ = try await ScopedValues.current.service(AppReadsTenantKey.self)
+            }
         }
         await #expect(throws: ScopedError.captiveDependency(chain: ["tenantReadsScope (tenant)", "session (scope)"])) {
             try await root.withScope(tenant: tenant("a")) {
-                _ = try await ScopedValues.current[TenantReadsScopeKey.self]
+                _ = try await ScopedValues.current.service(TenantReadsScopeKey.self)
             }
         }
         await root.shutdown()
@@ -294,7 +304,7 @@ struct TenantTests {
         let task = try await root.withScope(tenant: tenant("acme")) {
             handOff(timeout: .seconds(10)) {
                 for await _ in release.stream { break }
-                let store = try await ScopedValues.current[TenantStoreKey.self]
+                let store = try await ScopedValues.current.service(TenantStoreKey.self)
                 seen.withLock { $0 = (ScopedValues.current.tenant, store.tenant) }
             }
         }
@@ -315,12 +325,14 @@ struct TenantTests {
             $0.probe = probe
             $0.closeGate = gate
         }
-        try await root.withScope(tenant: tenant("a")) { _ = try await ScopedValues.current[SlowClosingStoreKey.self] }
+        try await root.withScope(tenant: tenant("a")) {
+            _ = try await ScopedValues.current.service(SlowClosingStoreKey.self)
+        }
         // `b` takes `a`'s place; `a`'s close waits at the gate.
         try await root.withScope(tenant: tenant("b")) {}
         let reopened = Task {
             try await root.withScope(tenant: tenant("a")) {
-                _ = try await ScopedValues.current[SlowClosingStoreKey.self]
+                _ = try await ScopedValues.current.service(SlowClosingStoreKey.self)
             }
         }
         try await Task.sleep(for: .milliseconds(100))
@@ -337,10 +349,10 @@ struct TenantTests {
         let release = AsyncStream<Void>.makeStream()
         let seen = Mutex<(TenantID?, ObjectIdentifier?)>((nil, nil))
         let (task, before) = try await reloadable.current.withScope(tenant: tenant("acme")) {
-            let store = try await ScopedValues.current[TenantStoreKey.self]
+            let store = try await ScopedValues.current.service(TenantStoreKey.self)
             let task = handOff(timeout: .seconds(10)) {
                 for await _ in release.stream { break }
-                let store = try await ScopedValues.current[TenantStoreKey.self]
+                let store = try await ScopedValues.current.service(TenantStoreKey.self)
                 seen.withLock { $0 = (ScopedValues.current.tenant, ObjectIdentifier(store)) }
             }
             return (task, ObjectIdentifier(store))
@@ -349,7 +361,7 @@ struct TenantTests {
         let (second, _) = makeTenantRoot()
         let previous = reloadable.replace(with: second)
         let after = try await reloadable.current.withScope(tenant: tenant("acme")) {
-            ObjectIdentifier(try await ScopedValues.current[TenantStoreKey.self])
+            ObjectIdentifier(try await ScopedValues.current.service(TenantStoreKey.self))
         }
         #expect(after != before)
         // The work handed off before it finishes on the root it started on, with the same store.
@@ -364,8 +376,8 @@ struct TenantTests {
     @Test func shutdownClosesTenantServicesBeforeAppServicesAndRefusesNewTenantScopes() async throws {
         let (root, probe) = makeTenantRoot()
         try await root.withScope(tenant: tenant("a")) {
-            _ = try await ScopedValues.current[AppClockKey.self]
-            _ = try await ScopedValues.current[TenantStoreKey.self]
+            _ = try await ScopedValues.current.service(AppClockKey.self)
+            _ = try await ScopedValues.current.service(TenantStoreKey.self)
         }
         await root.shutdown()
         #expect(probe.events.suffix(2) == ["close tenantStore a success", "close appClock success"])

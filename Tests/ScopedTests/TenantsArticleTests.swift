@@ -46,12 +46,12 @@ struct TenantsArticleTests {
             }
         )
         try await root.withScope(tenant: TenantID("acme")!) {
-            let store = try await ScopedValues.current[CatalogStoreKey.self]
+            let store = try await ScopedValues.current.service(CatalogStoreKey.self)
             try await store.insert("Toy Story")
         }
         // SNIPPET-END
         let store = try await root.withScope(tenant: TenantID("acme")!) {
-            try await ScopedValues.current[CatalogStoreKey.self]
+            try await ScopedValues.current.service(CatalogStoreKey.self)
         }
         #expect(store.path == "/var/lib/catalog/tenants/acme.db")
         #expect(store.titles == ["Toy Story"])

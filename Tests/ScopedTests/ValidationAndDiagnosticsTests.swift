@@ -64,7 +64,7 @@ struct DiagnosticsTests {
             try $0.selectVariant("mock", of: "titles")
             $0.set(Library(name: "main"))
         }
-        _ = try await root.withScope { try await ScopedValues.current[AppClockKey.self] }
+        _ = try await root.withScope { try await ScopedValues.current.service(AppClockKey.self) }
         let description = try await root.withScope({ $0.requestID = "r-1" }) {
             withScopedValues({ $0.copyright = "© Handler" }) { ScopedValues.current.describe() }
         }

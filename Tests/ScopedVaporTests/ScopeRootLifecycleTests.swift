@@ -51,7 +51,7 @@ struct ScopeRootLifecycleTests {
         try await withTestingApp { app in
             app.lifecycle.use(ScopeRootLifecycle(root: root))
             try await app.asyncBoot()
-            _ = try await root.withScope { try await ScopedValues.current[ClosingAppServiceKey.self] }
+            _ = try await root.withScope { try await ScopedValues.current.service(ClosingAppServiceKey.self) }
             #expect(log.all.isEmpty)
         }
         #expect(log.all == ["success"])
@@ -66,7 +66,7 @@ struct ScopeRootLifecycleTests {
             app.lifecycle.use(ScopeRootLifecycle(root: root))
             app.middleware.use(RequestScopeMiddleware(root: root))
             app.get("ping") { _ async throws -> String in
-                _ = try await ScopedValues.current[ClosingAppServiceKey.self]
+                _ = try await ScopedValues.current.service(ClosingAppServiceKey.self)
                 return "pong"
             }
             try await app.testing().test(.GET, "ping") { #expect($0.body.string == "pong") }
@@ -140,7 +140,7 @@ struct ScopeRootLifecycleTests {
         app.middleware.use(RequestScopeMiddleware(root: root))
         app.post("items", ":name") { request async throws -> HTTPStatus in
             let name = try request.parameters.require("name")
-            _ = try await ScopedValues.current[ClosingAppServiceKey.self]
+            _ = try await ScopedValues.current.service(ClosingAppServiceKey.self)
             entered.fire()
             await release.wait()
             try await ScopedValues.current.sqliteSession.execute("INSERT INTO items (name) VALUES (\(name))")
@@ -225,7 +225,7 @@ struct ScopeRootLifecycleTests {
         app.lifecycle.use(ScopeRootLifecycle(service: rootService, services: [follower]))
         app.middleware.use(RequestScopeMiddleware(root: reloadable))
         app.get("tag") { request async throws -> String in
-            _ = try await ScopedValues.current[ClosingAppServiceKey.self]
+            _ = try await ScopedValues.current.service(ClosingAppServiceKey.self)
             if request.query[String.self, at: "hold"] != nil {
                 entered.fire()
                 await release.wait()

@@ -28,7 +28,7 @@ struct VaporRequestScopeTests {
     private static func lines(_ count: Int, pause: Duration? = nil) -> Response.Body {
         .init(scopedAsyncStream: { writer in
             for line in 0..<count {
-                _ = try await ScopedValues.current[LoggedResourceKey.self]
+                _ = try await ScopedValues.current.service(LoggedResourceKey.self)
                 try await writer.write(.buffer(ByteBuffer(string: "line \(line)\n")))
                 if let pause { try await Task.sleep(for: pause) }
             }
@@ -44,11 +44,11 @@ struct VaporRequestScopeTests {
             [ScopedValues.current.requestID ?? "", request.logger[metadataKey: "request-id"].map { "\($0)" } ?? ""]
         }
         app.get("short") { _ async throws -> String in
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
+            _ = try await ScopedValues.current.service(LoggedResourceKey.self)
             return "short"
         }
         app.get("stream") { _ async throws -> Response in
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
+            _ = try await ScopedValues.current.service(LoggedResourceKey.self)
             return Response(status: .ok, body: Self.lines(3))
         }
         app.get("endless") { _ async throws -> Response in
@@ -60,7 +60,7 @@ struct VaporRequestScopeTests {
                 status: .ok,
                 body: .init(
                     asyncStream: { writer in
-                        _ = try await ScopedValues.current[LoggedResourceKey.self]
+                        _ = try await ScopedValues.current.service(LoggedResourceKey.self)
                         try await writer.write(.buffer(ByteBuffer(string: "0123456789")))
                         try await writer.write(.end)
                     },
@@ -69,7 +69,7 @@ struct VaporRequestScopeTests {
             )
         }
         app.get("callback-stream") { request async throws -> Response in
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
+            _ = try await ScopedValues.current.service(LoggedResourceKey.self)
             let eventLoop = request.eventLoop
             // A plain callback-style stream of unknown length: written after its scope closed.
             return Response(
@@ -89,11 +89,11 @@ struct VaporRequestScopeTests {
             )
         }
         app.get("dropped") { _ async throws -> Response in
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
+            _ = try await ScopedValues.current.service(LoggedResourceKey.self)
             return Response(status: .ok, body: Self.lines(3))
         }
         app.get("conflict") { _ async throws -> String in
-            _ = try await ScopedValues.current[LoggedResourceKey.self]
+            _ = try await ScopedValues.current.service(LoggedResourceKey.self)
             throw Abort(.conflict, reason: "taken")
         }
     }

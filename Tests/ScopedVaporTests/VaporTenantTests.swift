@@ -43,7 +43,7 @@ struct VaporTenantTests {
                 guard values.tenant != nil else {
                     return TenantEcho(tenant: nil, box: nil, boxIdentity: "")
                 }
-                let box = try await values[TenantBoxKey.self]
+                let box = try await values.service(TenantBoxKey.self)
                 return TenantEcho(
                     tenant: values.tenant?.rawValue,
                     box: box.tenant?.rawValue,

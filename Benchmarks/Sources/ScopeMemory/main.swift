@@ -59,14 +59,14 @@ func measureScopes(_ count: Int) async throws -> String {
     // A first scope, so that what every scope shares (metadata, the root's tables) is counted
     // before.
     let warm = try root.openScope { $0.requestNumber = -1 }
-    _ = try await warm.run { try await ScopedValues.current[RequestSessionKey.self] }
+    _ = try await warm.run { try await ScopedValues.current.service(RequestSessionKey.self) }
     try await warm.close(.success)
     let before = residentMemory()
     var scopes: [Scope] = []
     scopes.reserveCapacity(count)
     for number in 0..<count {
         let scope = try root.openScope { $0.requestNumber = number }
-        _ = try await scope.run { try await ScopedValues.current[RequestSessionKey.self] }
+        _ = try await scope.run { try await ScopedValues.current.service(RequestSessionKey.self) }
         scopes.append(scope)
     }
     let after = residentMemory()
@@ -171,7 +171,9 @@ func measureTenants(_ count: Int) async throws -> [String] {
     var afterTenth = 0
     let turnsBefore = residentMemory()
     for number in 0..<count {
-        try await bounded.withScope(tenant: tenant(number)) { _ = try await ScopedValues.current[TenantHandleKey.self] }
+        try await bounded.withScope(tenant: tenant(number)) {
+            _ = try await ScopedValues.current.service(TenantHandleKey.self)
+        }
         if number == count / 10 - 1 {
             // The evicted tenants' closes run in tasks of their own: let them finish.
             while bounded.tenantStatistics.evicted < number + 1 - 100 { try await Task.sleep(for: .milliseconds(1)) }
@@ -183,10 +185,12 @@ func measureTenants(_ count: Int) async throws -> [String] {
     let evicted = bounded.tenantStatistics.evicted
     await bounded.shutdown()
     let root = ScopeRoot(services: [TenantHandleKey.self], tenancy: Tenancy(idleTimeout: nil))
-    try await root.withScope(tenant: tenant(-1)) { _ = try await ScopedValues.current[TenantHandleKey.self] }
+    try await root.withScope(tenant: tenant(-1)) { _ = try await ScopedValues.current.service(TenantHandleKey.self) }
     let before = residentMemory()
     for number in 0..<count {
-        try await root.withScope(tenant: tenant(number)) { _ = try await ScopedValues.current[TenantHandleKey.self] }
+        try await root.withScope(tenant: tenant(number)) {
+            _ = try await ScopedValues.current.service(TenantHandleKey.self)
+        }
     }
     let after = residentMemory()
     precondition(root.tenantStatistics.open == count + 1)

@@ -31,7 +31,7 @@ final class PooledResource: Sendable {
 enum PooledResourceKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
     static func makeValue() async throws -> PooledResource {
-        PooledResource(pool: try await ScopedValues.current[SharedPoolKey.self])
+        PooledResource(pool: try await ScopedValues.current.service(SharedPoolKey.self))
     }
 }
 
@@ -42,7 +42,7 @@ func pooledRequests(_ n: Int, on root: ScopeRoot, reading controller: ScopedCont
     for _ in 0..<n {
         sum &+=
             (try? await root.withScope({ $0.benchRequestID = "request" }) {
-                _ = try await ScopedValues.current[PooledResourceKey.self]
+                _ = try await ScopedValues.current.service(PooledResourceKey.self)
                 return controller.count()
             }) ?? 0
     }
@@ -85,7 +85,7 @@ func requests(_ n: Int, on root: ScopeRoot, reading controller: ScopedController
                 $0.benchRepository = MockBenchRepository()
                 $0.benchRequestID = "request"
             }) {
-                _ = try await ScopedValues.current[RequestResourceKey.self]
+                _ = try await ScopedValues.current.service(RequestResourceKey.self)
                 return controller.count()
             }) ?? 0
     }
@@ -101,7 +101,7 @@ func requests(_ n: Int, on reloadable: ReloadableScopeRoot, reading controller: 
                 $0.benchRepository = MockBenchRepository()
                 $0.benchRequestID = "request"
             }) {
-                _ = try await ScopedValues.current[RequestResourceKey.self]
+                _ = try await ScopedValues.current.service(RequestResourceKey.self)
                 return controller.count()
             }) ?? 0
     }

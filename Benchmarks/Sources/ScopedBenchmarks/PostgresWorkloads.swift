@@ -23,7 +23,7 @@ func postgresWorkloads() async throws -> [Workload] {
         $0.postgresConfiguration = configuration
     }
     // What `withRunningServices` does: the client runs from its build, before the migration.
-    let scopedClient = try await root.values[PostgresClientKey.self]
+    let scopedClient = try await root.values.service(PostgresClientKey.self)
     Task { await scopedClient.run() }
     let problems = await root.validate()
     guard problems.isEmpty else { throw BenchmarkSetupError(description: "\(problems)") }

@@ -20,7 +20,7 @@ enum KnownTenants {
                 .compactMap { TenantID(String($0.dropLast(".sqlite".count))) }
                 .sorted()
         case .postgres:
-            let client = try await root.withScope { try await ScopedValues.current[PostgresClientKey.self] }
+            let client = try await root.withScope { try await ScopedValues.current.service(PostgresClientKey.self) }
             var tenants: [TenantID] = []
             let rows = try await client.query(
                 "SELECT nspname FROM pg_namespace WHERE nspname LIKE 't\\_%'",

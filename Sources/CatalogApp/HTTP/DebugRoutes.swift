@@ -24,7 +24,7 @@ enum DebugRoutes {
         // A request whose scope builds a service with a close that never returns: it is
         // answered, and its scope ends once the close is abandoned.
         routes.on(.get, "/debug/hanging-close") { _, _ in
-            _ = try await ScopedValues.current[HangingCloseProbeKey.self]
+            _ = try await ScopedValues.current.service(HangingCloseProbeKey.self)
             return try JSONResponse.make(["closeTimeout": "\(HangingCloseProbeKey.closeTimeout ?? .zero)"])
         }
         // The services validation built at start-up, and which read which: `?format=` json

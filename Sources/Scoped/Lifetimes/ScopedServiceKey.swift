@@ -16,7 +16,7 @@
 /// }
 ///
 /// extension ScopedValues {
-///     var session: Session { get async throws { try await self[SessionKey.self] } }
+///     var session: Session { get async throws { try await service(SessionKey.self) } }
 /// }
 /// ```
 ///

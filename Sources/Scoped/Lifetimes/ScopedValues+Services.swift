@@ -1,6 +1,16 @@
 extension ScopedValues {
     /// The service for `key`, built on first use by the scope that owns it.
     ///
+    /// A method, not a subscript: `self[key]` reads an entry's value, which never suspends or
+    /// throws; a service may be built here, and its construction may suspend and fail. Declare a
+    /// property that reads it, as an `@Entry` declares one for a value:
+    ///
+    /// ```swift
+    /// extension ScopedValues {
+    ///     var session: Session { get async throws { try await service(SessionKey.self) } }
+    /// }
+    /// ```
+    ///
     /// An instance set with ``set(_:to:)`` wins. Otherwise an ``ScopedLifetime/app`` service
     /// is built once by the application root, a ``ScopedLifetime/tenant`` service once by the
     /// scope's tenant, and a ``ScopedLifetime/scope`` service once by the innermost scope
@@ -10,35 +20,33 @@ extension ScopedValues {
     ///   ``TenantUnavailableError``), or a ``ScopedError`` for a cycle, a captive dependency, a
     ///   scoped service read outside any scope, a tenant service read in a scope of no tenant,
     ///   or any service read outside every application root.
-    public subscript<K: ScopedServiceKey>(key: K.Type) -> K.Value {
-        get async throws {
-            // Only `set(_:to:)` stores under a service key, always a `K.Value`. Asked without a
-            // type first: this code is not specialized for `K`, and most reads find nothing.
-            if let storage = node.storage(for: ObjectIdentifier(key)) {
-                return ScopeNodeBuffer.load(storage, as: K.Value.self)
-            }
-            if let observer = node.observer, let provided = observer.providedService(key) { return provided }
-            guard let scope else { throw ScopedError.outsideRoot(entry: K.name) }
-            let owner: ScopeContext
-            switch K.lifetime {
-            case .app:
-                owner = scope.root
-            case .tenant:
-                guard let tenant = scope.tenant else {
-                    try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
-                    throw ScopedError.outsideTenant(entry: K.name)
-                }
-                owner = tenant
-            case .scope:
-                guard scope.lifetime == .scope else {
-                    try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
-                    throw ScopedError.outsideScope(entry: K.name)
-                }
-                owner = scope
-            }
-            let box = try await owner.service(.init(key)) { ValueBox(try await K.makeValue()) }
-            return (box as! ValueBox<K.Value>).value
+    public func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
+        // Only `set(_:to:)` stores under a service key, always a `K.Value`. Asked without a
+        // type first: this code is not specialized for `K`, and most reads find nothing.
+        if let storage = node.storage(for: ObjectIdentifier(key)) {
+            return ScopeNodeBuffer.load(storage, as: K.Value.self)
         }
+        if let observer = node.observer, let provided = observer.providedService(key) { return provided }
+        guard let scope else { throw ScopedError.outsideRoot(entry: K.name) }
+        let owner: ScopeContext
+        switch K.lifetime {
+        case .app:
+            owner = scope.root
+        case .tenant:
+            guard let tenant = scope.tenant else {
+                try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
+                throw ScopedError.outsideTenant(entry: K.name)
+            }
+            owner = tenant
+        case .scope:
+            guard scope.lifetime == .scope else {
+                try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
+                throw ScopedError.outsideScope(entry: K.name)
+            }
+            owner = scope
+        }
+        let box = try await owner.service(.init(key)) { ValueBox(try await K.makeValue()) }
+        return (box as! ValueBox<K.Value>).value
     }
 
     /// Provides the service for `key` from outside: reads in this scope and below return

@@ -16,7 +16,7 @@ package final class ScopeRegistry: Sendable {
             name = K.name
             lifetime = K.lifetime
             valueType = String(reflecting: K.Value.self)
-            resolve = { values in _ = try await values[key] }
+            resolve = { values in _ = try await values.service(key) }
         }
     }
 

@@ -40,7 +40,7 @@ enum ConcurrentFirstUseScenario {
                 for _ in 0..<tasks {
                     group.addTask {
                         try await root.withScope {
-                            ObjectIdentifier(try await ScopedValues.current[CountedDatabaseKey.self])
+                            ObjectIdentifier(try await ScopedValues.current.service(CountedDatabaseKey.self))
                         }
                     }
                 }
