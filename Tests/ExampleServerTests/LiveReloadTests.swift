@@ -258,7 +258,10 @@ struct LiveReloadTests {
             #expect(await eventually(within: .seconds(5)) { (try? await server.generation()) == 4 })
             #expect(try await server.get("/movies/1", headers: ["X-Catalog": "fixture"]).status == 400)
 
-            #expect(try await server.metric(#"scoped_reloads_total{outcome="applied"}"#) == appliedBefore + 3)
+            // At least this server's three: roots of tests running beside this one reload into
+            // the same process-wide registry (the server's own count is checked exactly above).
+            let appliedAfter = try await server.metric(#"scoped_reloads_total{outcome="applied"}"#) ?? 0
+            #expect(appliedAfter >= appliedBefore + 3)
             #expect(try await server.metric("scoped_root_generation") != nil)
 
             counts.stopped.store(true, ordering: .relaxed)
