@@ -347,6 +347,18 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
+        // The examples of the core's doc comments, compiled (a module of their own: they declare
+        // the same names as other tests, as the docs do).
+        .testTarget(
+            name: "ScopedDocSnippetTests",
+            dependencies: [
+                "Scoped",
+                "ScopedSQLite",
+                "ScopedTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting", "ScopedTestSupport"]),
         .testTarget(
             name: "ScopedSQLiteTests",

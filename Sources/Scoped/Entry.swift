@@ -7,7 +7,7 @@
 /// ```swift
 /// extension ScopedValues {
 ///     @Entry var movieRepository: any MovieRepository = SQLiteMovieRepository()
-///     @Entry var requestID: String? = nil
+///     @Entry var userName: String? = nil
 /// }
 /// ```
 ///
@@ -26,8 +26,8 @@ public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro"
 ///
 /// ```swift
 /// extension ScopedValues {
-///     @Entry(testValue: UnimplementedMovieRepository())
-///     var movieRepository: any MovieRepository = SQLiteMovieRepository()
+///     @Entry(testValue: UnimplementedMailer())
+///     var mailer: any Mailer = SMTPMailer()
 /// }
 /// ```
 @attached(accessor, names: named(get), named(set))

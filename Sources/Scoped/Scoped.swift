@@ -15,9 +15,9 @@
 ///
 /// ```swift
 /// struct MovieDetails {
-///     @Scoped(\.movieRepository) var movies   // an entry
+///     @Scoped(\.movieRepository) var movies  // an entry
 ///     @Scoped(\.theme.cornerRadius) var radius  // a key path into an entry
-///     @Scoped(Library.self) var library       // an object: `Library?`, nil when no scope set one
+///     @Scoped(Library.self) var library  // an object: `Library?`, nil when no scope set one
 ///
 ///     func branch() throws -> Library {
 ///         try ScopedValues.current.require(Library.self)  // an object that must be there

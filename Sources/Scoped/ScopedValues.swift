@@ -9,7 +9,9 @@
 /// extension ScopedValues {
 ///     @Entry var copyright: String = "© Scoped"
 /// }
+/// ```
 ///
+/// ```swift
 /// withScopedValues({ $0.copyright = "© Request" }) {
 ///     print(ScopedValues.current.copyright)  // © Request
 /// }

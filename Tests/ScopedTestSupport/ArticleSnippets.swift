@@ -32,4 +32,46 @@ public enum ArticleSnippets {
                     .joined(separator: "\n")
             }
     }
+
+    /// Every ```swift block in a `///` doc comment of the Swift files under `folder` (relative
+    /// to the repository root), as DocC shows it: each line without its `///` and one space.
+    public static func inDocComments(under folder: String, from filePath: String = #filePath) throws -> [String] {
+        try swiftFiles(under: folder, from: filePath)
+            .flatMap { file in
+                var blocks: [String] = []
+                var block: [String]?
+                for line in try String(contentsOf: file, encoding: .utf8)
+                    .split(separator: "\n", omittingEmptySubsequences: false)
+                {
+                    let trimmed = line.drop { $0 == " " }
+                    guard trimmed.hasPrefix("///") else {
+                        block = nil
+                        continue
+                    }
+                    var text = trimmed.dropFirst(3)
+                    if text.hasPrefix(" ") { text = text.dropFirst() }
+                    if block == nil {
+                        if text == "```swift" { block = [] }
+                    } else if text == "```" {
+                        blocks.append(block!.joined(separator: "\n"))
+                        block = nil
+                    } else {
+                        block!.append(String(text))
+                    }
+                }
+                return blocks
+            }
+    }
+
+    /// Every marked piece (see ``marked(in:)``) of every test file of the repository.
+    public static func markedInTests(from filePath: String = #filePath) throws -> [String] {
+        try swiftFiles(under: "Tests", from: filePath).flatMap { try marked(in: $0.path) }
+    }
+
+    /// The Swift files under `folder`, relative to the repository root, in a stable order.
+    private static func swiftFiles(under folder: String, from filePath: String) throws -> [URL] {
+        let root = repositoryRoot(from: filePath).appending(path: folder)
+        guard let walk = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { return [] }
+        return walk.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }.sorted { $0.path < $1.path }
+    }
 }

@@ -7,8 +7,8 @@
 ///
 /// ```swift
 /// _ = await root.validate()
-/// print(root.dependencyGraph().dot)               // dot -Tpng -o graph.png
-/// root.dependencyGraph().dependents(of: "sqliteDatabase")   // ["sqliteSession"]
+/// print(root.dependencyGraph().dot)  // dot -Tpng -o graph.png
+/// root.dependencyGraph().dependents(of: "sqliteDatabase")  // ["sqliteSession"]
 /// ```
 public struct DependencyGraph: Hashable, Sendable, Codable {
     /// A service and its lifetime.

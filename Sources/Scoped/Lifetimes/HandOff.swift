@@ -22,7 +22,7 @@ import Synchronization
 /// router.post("/movies/:id/ratings") { request, context in
 ///     let rating = try await ratings.rate(movieID: id, stars: stars)
 ///     handOff(timeout: .seconds(5)) {
-///         await catalogEvents.publish(.rated(rating))   // after the response, in its own scope
+///         await catalogEvents.publish(.rated(rating))  // after the response, in its own scope
 ///     }
 ///     return try JSONResponse.make(rating, status: .created)
 /// }

@@ -7,7 +7,7 @@
 /// let root = ScopeRoot(services: [DatabaseKey.self, SessionKey.self]) {
 ///     $0.movieRepository = SQLiteMovieRepository()
 /// }
-/// let problems = await root.validate()   // before binding the port
+/// let problems = await root.validate()  // before binding the port
 /// try await root.withScope({ $0.requestID = id }) {
 ///     try await handle(request)
 /// }

@@ -2,14 +2,14 @@ extension ScopedValues {
     /// The service for `key`, built on first use by the scope that owns it.
     ///
     /// A method, not a subscript: `self[key]` reads an entry's value, which never suspends or
-    /// throws; a service may be built here, and its construction may suspend and fail. Declare a
-    /// property that reads it, as an `@Entry` declares one for a value:
+    /// throws; a service may be built here, and its construction may suspend and fail:
     ///
     /// ```swift
-    /// extension ScopedValues {
-    ///     var session: Session { get async throws { try await service(SessionKey.self) } }
-    /// }
+    /// let session = try await ScopedValues.current.service(SessionKey.self)
     /// ```
+    ///
+    /// A service key's declaration usually comes with a property that reads it (see
+    /// ``ScopedServiceKey``), as an `@Entry` declares one for a value.
     ///
     /// An instance set with ``set(_:to:)`` wins. Otherwise an ``ScopedLifetime/app`` service
     /// is built once by the application root, a ``ScopedLifetime/tenant`` service once by the

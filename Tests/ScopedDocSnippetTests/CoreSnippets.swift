@@ -1,0 +1,391 @@
+import Foundation
+import Logging
+import NIOCore
+import Scoped
+import ScopedSQLite
+import ScopedTestSupport
+import Synchronization
+import Testing
+
+// The snippets of the core's doc comments (Sources/Scoped), verbatim between the markers, with
+// stand-ins for the types and values they assume. Code at the top level compiles; code inside a
+// function compiles, and the tests below run what can run without a server.
+
+// MARK: Stand-ins
+
+protocol MovieRepository: Sendable {
+    func title(of id: Int) async throws -> String?
+}
+
+struct SQLiteMovieRepository: MovieRepository {
+    func title(of id: Int) async throws -> String? { "from SQLite" }
+}
+
+struct InMemoryMovieRepository: MovieRepository {
+    static func fixture() -> InMemoryMovieRepository { InMemoryMovieRepository() }
+    func title(of id: Int) async throws -> String? { "from memory" }
+}
+
+protocol Mailer: Sendable {}
+struct SMTPMailer: Mailer {}
+struct UnimplementedMailer: Mailer {}
+
+struct Theme: Sendable {
+    var cornerRadius = 8.0
+    static let standard = Theme()
+}
+
+final class Library: Sendable {}
+
+final class AuditLog: Sendable {
+    let recorded = Mutex<[String]>([])
+    func record() { recorded.withLock { $0.append(ScopedValues.current.copyright) } }
+}
+
+final class NoteRepository: Sendable {
+    func add(_ note: String) async throws {}
+}
+
+final class Database: Sendable {}
+
+final class Session: Sendable {
+    let database: Database
+    init(database: Database) { self.database = database }
+    func finish(committing: Bool) async throws {}
+}
+
+enum DatabaseKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Database { Database() }
+    static func close(_ database: Database, outcome: ScopeOutcome) async throws {}
+}
+
+extension ScopedValues {
+    var database: Database { get async throws { try await service(DatabaseKey.self) } }
+    @Entry var noteRepository: NoteRepository = NoteRepository()
+}
+
+// MARK: Declarations
+
+// SNIPPET-BEGIN
+extension ScopedValues {
+    @Entry var movieRepository: any MovieRepository = SQLiteMovieRepository()
+    @Entry var userName: String? = nil
+}
+// SNIPPET-END
+
+// SNIPPET-BEGIN
+extension ScopedValues {
+    @Entry(testValue: UnimplementedMailer())
+    var mailer: any Mailer = SMTPMailer()
+}
+// SNIPPET-END
+
+// SNIPPET-BEGIN
+private struct ThemeKey: ScopedKey {
+    static let defaultValue = Theme.standard
+}
+
+extension ScopedValues {
+    var theme: Theme {
+        get { self[ThemeKey.self] }
+        set { self[ThemeKey.self] = newValue }
+    }
+}
+// SNIPPET-END
+
+// SNIPPET-BEGIN
+extension ScopedValues {
+    @Entry var copyright: String = "© Scoped"
+}
+// SNIPPET-END
+
+func printingAnOverride() {
+    // SNIPPET-BEGIN
+    withScopedValues({ $0.copyright = "© Request" }) {
+        print(ScopedValues.current.copyright)  // © Request
+    }
+    // SNIPPET-END
+}
+
+// SNIPPET-BEGIN
+enum SessionKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Session {
+        // `database`: an app service of your own, declared the same way.
+        Session(database: try await ScopedValues.current.database)
+    }
+    static func close(_ session: Session, outcome: ScopeOutcome) async throws {
+        try await session.finish(committing: outcome.isSuccess)
+    }
+}
+
+extension ScopedValues {
+    var session: Session { get async throws { try await service(SessionKey.self) } }
+}
+// SNIPPET-END
+
+// SNIPPET-BEGIN
+struct MovieDetails {
+    @Scoped(\.movieRepository) var movies  // an entry
+    @Scoped(\.theme.cornerRadius) var radius  // a key path into an entry
+    @Scoped(Library.self) var library  // an object: `Library?`, nil when no scope set one
+
+    func branch() throws -> Library {
+        try ScopedValues.current.require(Library.self)  // an object that must be there
+    }
+}
+// SNIPPET-END
+
+// MARK: Statements, in functions that give them their surroundings
+
+func readingAService() async throws -> Session {
+    // SNIPPET-BEGIN
+    let session = try await ScopedValues.current.service(SessionKey.self)
+    // SNIPPET-END
+    return session
+}
+
+func overridingForOneCall() -> String {
+    // SNIPPET-BEGIN
+    let title = withScopedValues({ $0.copyright = "© Request" }) {
+        ScopedValues.current.copyright
+    }
+    // SNIPPET-END
+    return title
+}
+
+func carryingValuesIntoDetachedWork(audit: AuditLog) {
+    // SNIPPET-BEGIN
+    let values = ScopedValues.current
+    Task.detached {
+        withScopedValues(values) { audit.record() }
+    }
+    // SNIPPET-END
+}
+
+func servingRequests(id: String, request: String, handle: (String) async throws -> Void) async throws {
+    // SNIPPET-BEGIN
+    let root = ScopeRoot(services: [DatabaseKey.self, SessionKey.self]) {
+        $0.movieRepository = SQLiteMovieRepository()
+    }
+    let problems = await root.validate()  // before binding the port
+    try await root.withScope({ $0.requestID = id }) {
+        try await handle(request)
+    }
+    await root.shutdown()
+    // SNIPPET-END
+    _ = problems
+}
+
+func validatingAtStartUp(root: ScopeRoot, logger: Logger) async {
+    // SNIPPET-BEGIN
+    let problems = await root.validate()
+    guard problems.isEmpty else {
+        for problem in problems { logger.critical("\(problem)") }
+        exit(1)
+    }
+    // SNIPPET-END
+}
+
+func drawingTheGraph(root: ScopeRoot) async {
+    // SNIPPET-BEGIN
+    _ = await root.validate()
+    print(root.dependencyGraph().dot)  // dot -Tpng -o graph.png
+    root.dependencyGraph().dependents(of: "sqliteDatabase")  // ["sqliteSession"]
+    // SNIPPET-END
+}
+
+func choosingVariants() throws -> ScopeRoot {
+    // SNIPPET-BEGIN
+    var variants = ScopedVariants()
+    variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
+    variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
+    let root = try ScopeRoot(variants: variants) { try $0.selectVariant("sqlite", of: "movieRepository") }
+    // SNIPPET-END
+    return root
+}
+
+func openingAScopeByHand(
+    root: ScopeRoot,
+    id: String,
+    request: String,
+    handler: (String) async throws -> String
+) async throws -> String {
+    // SNIPPET-BEGIN
+    let scope = try root.openScope { $0.requestID = id }
+    let response = try await scope.run { try await handler(request) }
+    // … the response body is written later, also inside `scope.run` …
+    try await scope.close(.success)
+    // SNIPPET-END
+    return response
+}
+
+func applyingTheRequestIDRule(root: ScopeRoot, incomingHeader: String) -> Scope {
+    // SNIPPET-BEGIN
+    let requestID = RequestIDs.accepting(incomingHeader) ?? RequestIDs.next()
+    let scope = root.openScope { $0.requestID = requestID }
+    // SNIPPET-END
+    return scope
+}
+
+func answeringEachMessage(messages: AsyncStream<String>, replies: borrowing Mutex<[Bool]>) async throws {
+    func reply(saved: Bool) async throws { replies.withLock { $0.append(saved) } }
+    // SNIPPET-BEGIN
+    try await messages.forEachMessage { note in
+        try await ScopedValues.current.noteRepository.add(note)
+    } then: { result in
+        try await reply(saved: (try? result.get()) != nil)
+    }
+    // SNIPPET-END
+}
+
+/// A connection an adapter writes a response's chunks to.
+struct Connection {
+    func write(_ chunk: ByteBuffer) async throws {}
+}
+
+func holdingTheLastChunkBack(scope: Scope, chunk: ByteBuffer, connection: Connection, error: any Error) async throws {
+    // SNIPPET-BEGIN
+    let body = HeldBackBody<ByteBuffer>(scope: scope)
+    // For each chunk the handler's body writes:
+    if let previous = body.hold(chunk) { try await body.sending { try await connection.write(previous) } }
+    // When the handler's body ends:
+    if let last = try await body.finish() { try await body.sending { try await connection.write(last) } }
+    // When it throws:
+    await body.fail(with: error)
+    // SNIPPET-END
+}
+
+func reloadingByHand(reloadable: ReloadableScopeRoot, newRoot: ScopeRoot, logger: Logger) async throws {
+    // SNIPPET-BEGIN
+    let reload = try await reloadable.reload(to: newRoot)
+    logger.notice("Reloaded: \(reload.summary)")
+    await reload.previous.shutdown(abandoningAfter: .seconds(10))
+    // SNIPPET-END
+}
+
+func followingConfiguration(
+    reloadable: ReloadableScopeRoot,
+    snapshots: AsyncStream<Int>,
+    makeRoot: (Int) throws -> ScopeRoot,
+    logger: Logger
+) async throws {
+    // SNIPPET-BEGIN
+    try await reloadable.follow(snapshots, makeRoot: makeRoot, shutdownTimeout: .seconds(10)) { outcome in
+        switch outcome {
+        case .success(let reload): logger.notice("Reloaded: \(reload.summary)")
+        case .failure(let error): logger.error("Reload rejected: \(error)")
+        }
+    }
+    // SNIPPET-END
+}
+
+func oneDatabasePerTenant() -> ScopeRoot {
+    // SNIPPET-BEGIN
+    let root = ScopeRoot(
+        services: [SQLiteTenantDatabaseKey.self, SQLiteSessionKey.self],
+        tenancy: Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
+            values.sqliteConfiguration = SQLiteConfiguration(path: "tenants/\(tenant).sqlite")
+        }
+    )
+    // SNIPPET-END
+    return root
+}
+
+/// What a framework's request looks like to the tenant snippet.
+struct Request {
+    var headers: [String: String]
+}
+
+struct HTTPError: Error {
+    enum Status { case badRequest }
+    init(_ status: Status, message: String) {}
+}
+
+func resolvingTheTenant(request: Request, tenantHeader: String) throws -> TenantID {
+    // SNIPPET-BEGIN
+    guard let tenant = TenantID(request.headers[tenantHeader] ?? "") else {
+        throw HTTPError(.badRequest, message: "X-Tenant must be 1 to 63 characters from a-z, 0-9 and -")
+    }
+    // SNIPPET-END
+    return tenant
+}
+
+/// What a framework's router and the example's ratings look like to the hand-off snippet.
+struct Router {
+    func post(_ path: String, _ handler: @escaping @Sendable (Request, Void) async throws -> String) {}
+}
+
+struct Rating: Sendable {}
+
+enum CatalogEvent: Sendable {
+    case rated(Rating)
+}
+
+final class CatalogEvents: Sendable {
+    func publish(_ event: CatalogEvent) async {}
+}
+
+final class Ratings: Sendable {
+    func rate(movieID: Int, stars: Int) async throws -> Rating { Rating() }
+}
+
+enum JSONResponse {
+    enum Status { case created }
+    static func make(_ rating: Rating, status: Status) throws -> String { "" }
+}
+
+func handingWorkOff(router: Router, ratings: Ratings, catalogEvents: CatalogEvents, id: Int, stars: Int) {
+    // SNIPPET-BEGIN
+    router.post("/movies/:id/ratings") { request, context in
+        let rating = try await ratings.rate(movieID: id, stars: stars)
+        handOff(timeout: .seconds(5)) {
+            await catalogEvents.publish(.rated(rating))  // after the response, in its own scope
+        }
+        return try JSONResponse.make(rating, status: .created)
+    }
+    // SNIPPET-END
+}
+
+// MARK: What runs without a server
+
+struct CoreSnippetTests {
+    @Test func theOverrideAndTheDetachedTaskSeeTheRequestsValues() async {
+        #expect(overridingForOneCall() == "© Request")
+        let audit = AuditLog()
+        withScopedValues({ $0.copyright = "© Carried" }) {
+            carryingValuesIntoDetachedWork(audit: audit)
+        }
+        #expect(await eventually(within: .seconds(5)) { audit.recorded.withLock { $0 } == ["© Carried"] })
+    }
+
+    @Test func theVariantSnippetSelectsSQLite() async throws {
+        let root = try choosingVariants()
+        let title = try await root.withScope { try await ScopedValues.current.movieRepository.title(of: 1) }
+        #expect(title == "from SQLite")
+        await root.shutdown()
+    }
+
+    @Test func aForgedRequestIDIsReplacedAndAValidOneKept() async throws {
+        let root = ScopeRoot()
+        let kept = applyingTheRequestIDRule(root: root, incomingHeader: "abc-123")
+        #expect(try await kept.run { ScopedValues.current.requestID } == "abc-123")
+        try await kept.close(.success)
+        let replaced = applyingTheRequestIDRule(root: root, incomingHeader: "bad\" id")
+        let id = try await replaced.run { ScopedValues.current.requestID }
+        #expect(id != nil && id != "bad\" id")
+        try await replaced.close(.success)
+        await root.shutdown()
+    }
+
+    @Test func theTenantSnippetRefusesAnInvalidHeader() throws {
+        #expect(
+            try resolvingTheTenant(request: Request(headers: ["X-Tenant": "acme"]), tenantHeader: "X-Tenant").rawValue
+                == "acme"
+        )
+        #expect(throws: HTTPError.self) {
+            try resolvingTheTenant(request: Request(headers: ["X-Tenant": "ACME!"]), tenantHeader: "X-Tenant")
+        }
+    }
+}
