@@ -39,20 +39,18 @@ package struct ScopeNode: Sendable {
     /// The origin stamped on values set into this node while a variant is applied, when not
     /// the one its depth implies; `nil` otherwise.
     @inlinable
-    package var stampedOrigin: EntryOrigin? { buffer.stampedOrigin }
-    /// The name of the variant being applied to this node, stamped on the values set into it
-    /// meanwhile; `nil` otherwise.
+    package var stampedOrigin: EntryOrigin? { buffer.stamp?.origin }
+    /// The ``VariantNames`` index of the variant being applied to this node, stamped on the
+    /// values set into it meanwhile; 0 otherwise.
     @inlinable
-    package var stampedVariant: String? { buffer.stampedVariant }
+    package var stampedVariant: UInt32 { buffer.stamp?.variant ?? 0 }
 
     /// Sets what values set into this node are stamped with.
     ///
     /// - Precondition: the buffer is uniquely referenced: no task can see it yet.
-    @inlinable
-    package mutating func stamp(origin: EntryOrigin?, variant: String?) {
+    package mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
         precondition(isUnique(), "a scope's node changed after it was shared")
-        buffer.stampedOrigin = origin
-        buffer.stampedVariant = variant
+        buffer.stamp = origin == nil && variant == 0 ? nil : ScopeNodeBuffer.Stamp(origin: origin, variant: variant)
     }
 
     /// The box of the value stored for `key`, or `nil` if no scope set it.
@@ -72,9 +70,9 @@ package struct ScopeNode: Sendable {
     /// it is first written while a variant is applied.
     @inlinable
     package func copy() -> ScopeNode {
-        var copy = ScopeNode(buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base))
-        copy.stamp(origin: stampedOrigin, variant: stampedVariant)
-        return copy
+        let copy = buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base)
+        copy.stamp = buffer.stamp
+        return ScopeNode(copy)
     }
 
     /// A base node at `depth`, in `scope`, holding every entry this node sees: what an

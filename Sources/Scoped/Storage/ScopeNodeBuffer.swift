@@ -1,9 +1,9 @@
 /// The storage of a ``ScopeNode``: what the scope is, and its overlay's open-addressing table.
 ///
-/// `@unchecked Sendable`: `table`, `count` and the stamps change only through ``ScopeNode``'s
-/// mutating methods, which check (`precondition`) that the buffer is uniquely referenced, so
-/// that no task that can see it is reading; once shared it never changes, and neither does its
-/// base.
+/// `@unchecked Sendable`: `table`, `count` and `stamp` change only through ``ScopeNode``'s
+/// mutating methods, which check (`precondition`) that the buffer is uniquely referenced, or
+/// on a copy not yet returned, so that no task that can see it is reading; once shared it never
+/// changes, and neither does its base.
 @usableFromInline
 package final class ScopeNodeBuffer: @unchecked Sendable {
     /// One entry of the table; a `nil` box marks an empty slot.
@@ -20,7 +20,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
 
         @usableFromInline
         static var empty: Slot {
-            Slot(identity: 0, box: nil, keyType: Never.self, info: EntryInfo(kind: .value, origin: .default))
+            Slot(identity: 0, box: nil, keyType: Never.self, info: .none)
         }
     }
 
@@ -33,10 +33,21 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline var table: [Slot]
     /// How many slots hold an entry.
     @usableFromInline var count = 0
-    /// See ``ScopeNode/stampedOrigin``.
-    @usableFromInline var stampedOrigin: EntryOrigin?
-    /// See ``ScopeNode/stampedVariant``.
-    @usableFromInline var stampedVariant: String?
+    /// What values set into this node are stamped with while a variant is applied; `nil`
+    /// otherwise, so that a node pays one word for it.
+    @usableFromInline var stamp: Stamp?
+
+    /// See ``ScopeNode/stampedOrigin`` and ``ScopeNode/stampedVariant``.
+    @usableFromInline
+    final class Stamp: Sendable {
+        @usableFromInline let origin: EntryOrigin?
+        @usableFromInline let variant: UInt32
+
+        init(origin: EntryOrigin?, variant: UInt32) {
+            self.origin = origin
+            self.variant = variant
+        }
+    }
 
     private init(
         capacity: Int,
@@ -238,7 +249,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
                 kind: slot.info.kind,
                 lifetime: slot.info.lifetime,
                 origin: slot.info.origin,
-                variant: slot.info.variant
+                variant: VariantNames.name(at: slot.info.variant)
             )
         }
         guard let base else { return own }

@@ -13,13 +13,13 @@ extension ScopedValues {
             throw ScopedError.unknownVariant(entry: entry, variant: variant, known: variants.names(of: entry))
         }
         let (savedOrigin, savedVariant) = (node.stampedOrigin, node.stampedVariant)
-        stamp(origin: depth == 0 ? .configuration : savedOrigin, variant: variant)
+        stamp(origin: depth == 0 ? .configuration : savedOrigin, variant: VariantNames.index(of: variant))
         defer { stamp(origin: savedOrigin, variant: savedVariant) }
         apply(&self)
     }
 
     /// Sets what the values set through these values are stamped with, on a node of their own.
-    private mutating func stamp(origin: EntryOrigin?, variant: String?) {
+    private mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
         if !node.isUnique() { node = node.copy() }
         node.stamp(origin: origin, variant: variant)
     }
