@@ -347,13 +347,15 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        // The examples of the core's doc comments, compiled (a module of their own: they declare
+        // The examples of the core's and the databases' doc comments, compiled (a module of their own: they declare
         // the same names as other tests, as the docs do).
         .testTarget(
             name: "ScopedDocSnippetTests",
             dependencies: [
                 "Scoped",
+                "ScopedDatabase",
                 "ScopedSQLite",
+                "ScopedTesting",
                 "ScopedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

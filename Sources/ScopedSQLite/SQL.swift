@@ -3,8 +3,8 @@
 /// ```swift
 /// let title = "Toy Story'); DROP TABLE movies; --"
 /// let sql: SQL = "SELECT id FROM movies WHERE title = \(title)"
-/// sql.text       // "SELECT id FROM movies WHERE title = ?"
-/// sql.bindings   // [.text("Toy Story'); DROP TABLE movies; --")]
+/// sql.text  // "SELECT id FROM movies WHERE title = ?"
+/// sql.bindings  // [.text("Toy Story'); DROP TABLE movies; --")]
 /// ```
 ///
 /// Only string literals become SQL text. Interpolate another `SQL` to compose statements; its
