@@ -355,8 +355,10 @@ let package = Package(
                 "Scoped",
                 "ScopedDatabase",
                 "ScopedSQLite",
+                "ScopedServiceLifecycle",
                 "ScopedTesting",
                 "ScopedTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]

@@ -313,7 +313,7 @@ func resolvingTheTenant(request: Request, tenantHeader: String) throws -> Tenant
 }
 
 /// What a framework's router and the example's ratings look like to the hand-off snippet.
-struct Router {
+struct StandInRouter {
     func post(_ path: String, _ handler: @escaping @Sendable (Request, Void) async throws -> String) {}
 }
 
@@ -336,7 +336,7 @@ enum JSONResponse {
     static func make(_ rating: Rating, status: Status) throws -> String { "" }
 }
 
-func handingWorkOff(router: Router, ratings: Ratings, catalogEvents: CatalogEvents, id: Int, stars: Int) {
+func handingWorkOff(router: StandInRouter, ratings: Ratings, catalogEvents: CatalogEvents, id: Int, stars: Int) {
     // SNIPPET-BEGIN
     router.post("/movies/:id/ratings") { request, context in
         let rating = try await ratings.rate(movieID: id, stars: stars)

@@ -9,9 +9,8 @@ import Testing
 struct DocCommentSnippetTests {
     /// The modules whose doc comments are checked.
     ///
-    /// The adapters' and ScopedTesting's,
-    /// ScopedPostgres' and ScopedServiceLifecycle's are not yet.
-    static let modules = ["Scoped", "ScopedDatabase", "ScopedSQLite"]
+    /// The adapters', ScopedTesting's and ScopedPostgres' are not yet.
+    static let modules = ["Scoped", "ScopedDatabase", "ScopedSQLite", "ScopedServiceLifecycle"]
 
     @Test(arguments: modules)
     func everySnippetInADocCommentIsCompiledInATest(module: String) throws {
