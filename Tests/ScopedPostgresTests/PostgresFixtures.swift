@@ -33,12 +33,17 @@ struct PostgresFixture {
     }
 
     /// A root on the fixture's database.
-    func makeRoot(maximumConnections: Int = 20, migrations: [PostgresMigration] = itemMigrations) throws -> ScopeRoot {
-        let configuration = try PostgresConfiguration(
+    func makeRoot(
+        maximumConnections: Int = 20,
+        leaseTimeout: Duration = .seconds(5),
+        migrations: [PostgresMigration] = itemMigrations
+    ) throws -> ScopeRoot {
+        var configuration = try PostgresConfiguration(
             url: url,
             maximumConnections: maximumConnections,
             migrations: migrations
         )
+        configuration.leaseTimeout = leaseTimeout
         return ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
             $0.postgresConfiguration = configuration
         }
@@ -47,9 +52,10 @@ struct PostgresFixture {
     /// Runs `body` with a validated root whose client runs, then shuts the root down.
     func withRoot<R: Sendable>(
         maximumConnections: Int = 20,
+        leaseTimeout: Duration = .seconds(5),
         _ body: (ScopeRoot) async throws -> R
     ) async throws -> R {
-        let root = try makeRoot(maximumConnections: maximumConnections)
+        let root = try makeRoot(maximumConnections: maximumConnections, leaseTimeout: leaseTimeout)
         return try await root.withRunningServices(logger: Logger(label: "test")) {
             let problems = await root.validate()
             try #require(problems.isEmpty, "\(problems)")
