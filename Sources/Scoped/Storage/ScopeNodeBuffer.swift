@@ -19,9 +19,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         @usableFromInline var info: EntryInfo
 
         @usableFromInline
-        static var empty: Slot {
-            Slot(identity: 0, box: nil, keyType: Never.self, info: .none)
-        }
+        static var empty: Slot { Slot(identity: 0, box: nil, keyType: Never.self, info: .none) }
     }
 
     @usableFromInline let depth: Int
@@ -157,7 +155,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         let old = table
         table = Array(repeating: .empty, count: Self.capacity(for: count + 1))
         count = 0
-        for slot in old where slot.box != nil { insert(slot, replacing: true) }
+        insert(contentsOf: old, replacing: true)
     }
 
     /// Overlays larger than this are flattened into a new base when a child scope opens, so
@@ -233,7 +231,12 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// never change.
     private func insertCopies(of source: ScopeNodeBuffer, replacing: Bool) {
         precondition((count + source.count) * 2 <= table.count, "a node's table stays at most half full")
-        for slot in source.table where slot.box != nil {
+        insert(contentsOf: source.table, replacing: replacing)
+    }
+
+    /// Puts every entry of `slots` in the table, which must have room for them.
+    private func insert(contentsOf slots: [Slot], replacing: Bool) {
+        for slot in slots where slot.box != nil {
             insert(slot, replacing: replacing)
         }
     }
