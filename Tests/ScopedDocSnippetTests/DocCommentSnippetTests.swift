@@ -4,18 +4,22 @@ import Testing
 
 /// The examples in doc comments are code that compiles.
 ///
-/// Each one is marked, verbatim, in a test file, as the articles' snippets are. A `…` in an example stands for code the example leaves
-/// out (a test's body); the marked code may have anything there.
+/// Each one is marked, verbatim, in a test file, as the articles' snippets are. A `…` in an
+/// example stands for code the example leaves out (a test's body); the marked code may have
+/// anything there.
 struct DocCommentSnippetTests {
     /// The modules whose doc comments are checked.
     ///
     /// The adapters', ScopedTesting's and ScopedPostgres' are not yet.
     static let modules = ["Scoped", "ScopedDatabase", "ScopedSQLite", "ScopedServiceLifecycle"]
 
+    /// Every marked piece of every test file, read once for all the modules.
+    static let compiled = Result { try ArticleSnippets.markedInTests() }
+
     @Test(arguments: modules)
     func everySnippetInADocCommentIsCompiledInATest(module: String) throws {
         let documented = try ArticleSnippets.inDocComments(under: "Sources/\(module)")
-        let compiled = try ArticleSnippets.markedInTests()
+        let compiled = try Self.compiled.get()
         #expect(!documented.isEmpty, "no snippet was found in \(module)'s doc comments")
         let missing = documented.filter { snippet in !compiled.contains { Self.shows($0, snippet) } }
         #expect(
@@ -34,11 +38,12 @@ struct DocCommentSnippetTests {
     /// Whether `code` is what `snippet` shows: the same text, where each `…` of the snippet, with
     /// the spaces around it, stands for any text.
     static func shows(_ code: String, _ snippet: String) -> Bool {
-        let parts = snippet.components(separatedBy: "…").enumerated()
-            .map { index, part in
-                var part = Substring(part)
+        let pieces = snippet.components(separatedBy: "…")
+        let parts = pieces.enumerated()
+            .map { index, piece in
+                var part = Substring(piece)
                 if index > 0 { part = part.drop { $0 == " " } }
-                if index < snippet.components(separatedBy: "…").count - 1 {
+                if index < pieces.count - 1 {
                     while part.last == " " { part = part.dropLast() }
                 }
                 return String(part)
