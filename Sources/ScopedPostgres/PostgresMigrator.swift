@@ -57,11 +57,24 @@ enum PostgresMigrator {
         }
     }
 
-    private static func apply(
+    /// Applies the migrations the connection's `scoped_migrations` table (in its search path)
+    /// does not list, each in a transaction of its own; or, `inTransaction`, each in a
+    /// savepoint of the transaction the connection is in, which its end commits or undoes.
+    ///
+    /// - Returns: the versions applied now.
+    static func apply(
         _ migrations: [PostgresMigration],
         on connection: PostgresConnection,
+        inTransaction: Bool = false,
         logger: Logger
     ) async throws -> [Int] {
+        let (begin, commit, rollback): (PostgresQuery, PostgresQuery, PostgresQuery) =
+            inTransaction
+            ? (
+                "SAVEPOINT scoped_migration", "RELEASE SAVEPOINT scoped_migration",
+                "ROLLBACK TO SAVEPOINT scoped_migration"
+            )
+            : ("BEGIN", "COMMIT", "ROLLBACK")
         _ =
             try await connection.query(
                 """
@@ -79,7 +92,7 @@ enum PostgresMigrator {
         }
         var applied: [Int] = []
         for migration in migrations.sorted(by: { $0.version < $1.version }) where !done.contains(migration.version) {
-            _ = try await connection.query("BEGIN", logger: logger).collect()
+            _ = try await connection.query(begin, logger: logger).collect()
             do {
                 for statement in migration.statements {
                     _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
@@ -90,9 +103,9 @@ enum PostgresMigrator {
                         logger: logger
                     )
                     .collect()
-                _ = try await connection.query("COMMIT", logger: logger).collect()
+                _ = try await connection.query(commit, logger: logger).collect()
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger).collect()
+                _ = try? await connection.query(rollback, logger: logger).collect()
                 throw PostgresMigrationError(
                     version: migration.version,
                     name: migration.name,

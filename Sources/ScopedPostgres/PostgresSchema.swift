@@ -19,6 +19,14 @@ public struct PostgresSchema: Hashable, Sendable, CustomStringConvertible {
         self.name = name
     }
 
+    /// A schema of one test's own for a tenant: `tt_` and a random 64-bit number in hex, which
+    /// no tenant's schema (`t_…`) can have, nor, but by a 1-in-2⁶⁴ chance, another test's.
+    static func testSchema() -> PostgresSchema {
+        PostgresSchema(name: "tt_" + String(UInt64.random(in: .min ... .max), radix: 16))
+    }
+
+    private init(name: String) { self.name = name }
+
     /// The name, quoted: `"t_acme"`.
     public var description: String { "\"\(name)\"" }
 

@@ -131,7 +131,7 @@ public enum PostgresSessionKey: ScopedServiceKey {
     public static func makeValue() async throws -> PostgresSession {
         let values = ScopedValues.current
         if let test = values[PostgresTestTransactionKey.self] {
-            return PostgresSession(test: test, mode: values.transactionMode)
+            return PostgresSession(test: test, tenant: values.tenant, mode: values.transactionMode)
         }
         let database = try await values.postgresDatabase
         return PostgresSession(database: database, mode: values.transactionMode)

@@ -41,8 +41,9 @@ public final class PostgresSession: Sendable {
     private enum Source: Sendable {
         /// The application's client, counted in its database's statistics when it has one.
         case client(PostgresClient, leases: PostgresLeaseCounter?)
-        /// A test's connection (`.scoped(database: .postgres(…))`), in its transaction.
-        case test(PostgresTestTransaction)
+        /// A test's connection (`.scoped(database: .postgres(…))`), in its transaction, for a
+        /// scope of `tenant` or of none.
+        case test(PostgresTestTransaction, tenant: TenantID?)
     }
 
     private let source: Source
@@ -103,9 +104,10 @@ public final class PostgresSession: Sendable {
         self.state = SessionLease(entry: PostgresSessionKey.name, turnTimeout: leaseTimeout)
     }
 
-    /// A session on a test's connection, in a savepoint of the test's transaction.
-    init(test: PostgresTestTransaction, mode: TransactionMode) {
-        self.source = .test(test)
+    /// A session on a test's connection, in a savepoint of the test's transaction; a session of
+    /// `tenant` reads and writes the schema the test made for that tenant.
+    init(test: PostgresTestTransaction, tenant: TenantID?, mode: TransactionMode) {
+        self.source = .test(test, tenant: tenant)
         self.schema = nil
         self.mode = mode
         self.logger = Logger(label: "scoped.postgres.test", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -261,7 +263,7 @@ public final class PostgresSession: Sendable {
         switch source {
         case .client(let client, let leases):
             lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: state.entry)
-        case .test(let test):
+        case .test(let test, _):
             let timeout = leaseTimeout
             let entry = state.entry
             let permit = try await test.turn.acquire(waitingAtMost: timeout) {
@@ -270,7 +272,13 @@ public final class PostgresSession: Sendable {
             lease = Lease(connection: test.connection, giveBack: { test.turn.release(permit) }, isSavepoint: true)
         }
         do {
-            for statement in beginning(lease) { _ = try await run(statement, .statement, on: lease.connection) }
+            var statements = beginning(lease)
+            if case .test(let test, let tenant) = source,
+                let searchPath = try await test.searchPath(for: tenant, logger: logger)
+            {
+                statements.append(searchPath)
+            }
+            for statement in statements { _ = try await run(statement, .statement, on: lease.connection) }
         } catch {
             await lease.giveBack()
             throw PostgresDatabaseError.classify(error)

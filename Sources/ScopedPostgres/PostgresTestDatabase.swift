@@ -1,5 +1,6 @@
 public import Logging
 import PostgresNIO
+import Synchronization
 public import Scoped
 public import ScopedDatabase
 
@@ -23,6 +24,10 @@ public import ScopedDatabase
 /// insert wait until the first test's transaction is rolled back. A `.readOnly` session runs
 /// with `transaction_read_only` set in its savepoint, so its writes fail as they would in
 /// production; its snapshot is the test transaction's, not one of its own.
+///
+/// Each tenant of a test (`.scoped(tenant:)`, or a scope of a tenant the test opens) has a
+/// schema of its own, as it would in production: made and migrated in the test's transaction
+/// by the tenant's first session, and gone with it.
 public struct PostgresTestDatabase: TestDatabase {
     /// The database, its migrations and its deadlines.
     public var configuration: PostgresConfiguration
@@ -90,10 +95,49 @@ final class PostgresTestTransaction: Sendable {
     /// One session of the test at a time holds the connection, from its first statement to its end.
     let turn: AsyncPool<Int>
 
+    /// The schemas of the test's tenants, each made in the test's transaction by the tenant's
+    /// first session, so that it goes when the transaction is rolled back.
+    private let tenantSchemas = Mutex<[TenantID: PostgresSchema]>([:])
+
     init(connection: PostgresConnection, configuration: PostgresConfiguration) {
         self.connection = connection
         self.configuration = configuration
         self.turn = AsyncPool([0]) { ScopedError.scopeEnded(entry: PostgresSessionKey.name) }
+    }
+
+    /// What a session of `tenant` (or of none, for `nil`) sets first in its savepoint: the
+    /// tenant's schema, made and migrated now if this is its first session; the default search
+    /// path for a session of no tenant once the test has tenants; `nil` while it has none.
+    ///
+    /// Call it only while holding the connection's turn: one session at a time makes schemas.
+    ///
+    /// - Throws: a database error or ``PostgresMigrationError``; then the schema is not made,
+    ///   and the tenant's next session tries again.
+    func searchPath(for tenant: TenantID?, logger: Logger) async throws -> PostgresQuery? {
+        guard let tenant else {
+            return tenantSchemas.withLock(\.isEmpty) ? nil : "SET LOCAL search_path TO DEFAULT"
+        }
+        if let schema = tenantSchemas.withLock({ $0[tenant] }) { return schema.setLocalSearchPath }
+        let schema = PostgresSchema.testSchema()
+        do {
+            _ = try await connection.query("SAVEPOINT scoped_tenant_schema", logger: logger).collect()
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"), logger: logger)
+                .collect()
+            _ = try await connection.query(schema.setLocalSearchPath, logger: logger).collect()
+            try await PostgresMigrator.apply(
+                configuration.migrations,
+                on: connection,
+                inTransaction: true,
+                logger: logger
+            )
+            _ = try await connection.query("SET LOCAL search_path TO DEFAULT", logger: logger).collect()
+            _ = try await connection.query("RELEASE SAVEPOINT scoped_tenant_schema", logger: logger).collect()
+        } catch {
+            _ = try? await connection.query("ROLLBACK TO SAVEPOINT scoped_tenant_schema", logger: logger).collect()
+            throw PostgresDatabaseError.classify(error)
+        }
+        tenantSchemas.withLock { $0[tenant] = schema }
+        return schema.setLocalSearchPath
     }
 
     /// Refuses later sessions, once the one holding the connection has ended.

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWSClient
 import HummingbirdWSTesting
+import InMemoryTracing
 import MovieCatalog
 import Scoped
 import ScopedSQLite
@@ -11,6 +12,7 @@ import ScopedTestSupport
 import ScopedTesting
 import Synchronization
 import Testing
+import Tracing
 
 @testable import CatalogApp
 
@@ -126,12 +128,12 @@ struct CatalogTenantTests {
             #expect(try await titles(client, tenant: "a") == ["Alpha"])
             #expect(try await titles(client, tenant: "c") == [])
             #expect(try await titles(client, tenant: "b") == ["Beta"])
-            // 16 clients over 20 tenants, each title tagged with its tenant.
+            // 16 clients over 50 tenants, each title tagged with its tenant.
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<16 {
                     group.addTask {
-                        for request in 0..<10 {
-                            let tenant = "p\((worker * 7 + request * 3) % 20)"
+                        for request in 0..<16 {
+                            let tenant = "p\((worker * 31 + request * 7) % 50)"
                             let response = try await create(client, "\(tenant) \(worker)-\(request)", tenant: tenant)
                             #expect(response.status == .created)
                             if response.status == .created { written.withLock { $0[tenant, default: 0] += 1 } }
@@ -142,6 +144,7 @@ struct CatalogTenantTests {
                 }
                 try await group.waitForAll()
             }
+            #expect(written.withLock(\.count) == 50, "every tenant wrote")
             #expect(await eventually { root.openScopeCount == 0 })
         }
         // Each tenant's rows are in its schema; the application's own tables hold none.
@@ -160,6 +163,25 @@ struct CatalogTenantTests {
             try await database.integer(
                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public' AND table_name = 'movies'"
             ) == 0
+        )
+    }
+
+    @Test func eachRequestsSpanNamesItsTenant() async throws {
+        let folder = try TemporaryFolder()
+        let tracer = InMemoryTracer()
+        try await withTracer(tracer) {
+            let (app, root) = try await makeApplication(try await configuration(folder))
+            tracer.clearAll()
+            try await app.test(.router) { client in
+                _ = try await titles(client, tenant: "acme")
+                _ = try await titles(client, tenant: "beta")
+            }
+            await root.shutdown()
+        }
+        let requests = tracer.finishedSpans.filter { $0.kind == .server }
+        #expect(
+            requests.map { $0.attributes.get("http.request.header.x_tenant")?.toSpanAttribute() }
+                == [.string("acme"), .string("beta")]
         )
     }
 
