@@ -18,7 +18,7 @@ enum ReliabilitySuite {
         ("log-secrets", LogSecretsScenario.run),
         ("idle-timeout", IdleTimeoutScenario.run),
         ("reload", { try ReloadScenario.run($0, on: .sqlite) }),
-        ("tenants", TenantsScenario.run),
+        ("tenants", { try await TenantsScenario.run($0, on: .sqlite) }),
         // The same scenarios with the server on PostgreSQL, and two servers on one database.
         ("isolation-pg", { try await IsolationScenario.run($0, on: .postgres) }),
         ("disconnects-pg", { try await DisconnectScenario.run($0, on: .postgres) }),
@@ -27,6 +27,7 @@ enum ReliabilitySuite {
         ("contention-pg", { try await WriterContentionScenario.run($0, on: .postgres) }),
         ("shutdown-pg", { try await GracefulShutdownScenario.run($0, on: .postgres) }),
         ("reload-pg", { try ReloadScenario.run($0, on: .postgres) }),
+        ("tenants-pg", { try await TenantsScenario.run($0, on: .postgres) }),
         ("scale-out", ScaleOutScenario.run),
         // What the things the server depends on do wrong.
         ("pg-restart", { try PostgresRestartScenario.run($0) }),

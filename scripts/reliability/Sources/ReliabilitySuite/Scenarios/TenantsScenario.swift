@@ -4,16 +4,17 @@ import Glibc
 import Foundation
 import Synchronization
 
-/// Tenants, on the `multitenant` profile with a SQLite file per tenant.
-///
+/// Tenants, on the `multitenant` profile: a SQLite file per tenant, or on PostgreSQL a schema
+/// per tenant in the application's database.
 ///
 /// 1. Eviction under load: `tenants.max` = 5, sixteen writers over twenty tenants in rotation,
 ///    each write's title tagged with its tenant. No more than 5 tenants are ever open (polled from
 ///    `/debug/stats`), no request fails except with `503 tenant_capacity`, every acknowledged
-///    write is in its tenant's file and in no other, and once the load stops the server holds
-///    no file of more tenants than it has open (`/proc/PID/fd`): an evicted tenant's are closed.
-/// 2. `kill -9` under writes to ten tenants: every acknowledged write is in its tenant's file
-///    after the kill, and each file passes `integrity_check`.
+///    write is in its tenant's database and in no other, and, on SQLite, once the load stops the
+///    server holds no file of more tenants than it has open (`/proc/PID/fd`): an evicted
+///    tenant's are closed.
+/// 2. `kill -9` under writes to ten tenants: every acknowledged write is in its tenant's
+///    database after the kill, and each SQLite file passes `integrity_check`.
 enum TenantsScenario {
     static let writers = 16
     static let tenantCount = 20
@@ -27,19 +28,23 @@ enum TenantsScenario {
         var tenants: Tenants
     }
 
-    static func run(_ suite: SuiteOptions) async throws -> ScenarioResult {
-        var result = ScenarioResult("tenants")
-        try evictionUnderLoad(suite, into: &result)
-        try killDuringWrites(suite, into: &result)
+    static func run(_ suite: SuiteOptions, on backend: Store.Backend) async throws -> ScenarioResult {
+        var result = ScenarioResult(backend == .sqlite ? "tenants" : "tenants-pg")
+        try evictionUnderLoad(suite, on: backend, into: &result)
+        try killDuringWrites(suite, on: backend, into: &result)
         return result
     }
 
-    private static func evictionUnderLoad(_ suite: SuiteOptions, into result: inout ScenarioResult) throws {
+    private static func evictionUnderLoad(
+        _ suite: SuiteOptions,
+        on backend: Store.Backend,
+        into result: inout ScenarioResult
+    ) throws {
         let folder = suite.workFolder.appending(path: "tenants-\(UUID().uuidString.prefix(8))")
-        let server = try ServerProcess(
+        let store = try Store(backend, suite: suite, name: "tenants-app")
+        let server = try store.startServer(
             suite,
             profile: "multitenant",
-            database: suite.databaseFile("tenants-app"),
             environment: ["TENANTS_DIRECTORY": folder.path, "TENANTS_MAX": "5"]
         )
         defer { server.stop() }
@@ -93,14 +98,12 @@ enum TenantsScenario {
             return heldAtEnd.count <= statistics.tenants.open
         }
         server.stop()
-        // Every acknowledged write is in its tenant's file, and every row there is the tenant's.
+        // Every acknowledged write is in its tenant's database, and every row there is the tenant's.
         var missing = 0
         var foreign = 0
         for index in 0..<tenantCount {
             let tenant = "t\(index)"
-            let path = folder.appending(path: "\(tenant).sqlite").path
-            guard FileManager.default.fileExists(atPath: path) else { continue }
-            let titles = Set(try RawDatabase(path).movieTitles().values)
+            let titles = try store.tenantMovieTitles(tenant, in: folder) ?? []
             missing += acknowledged.withLock { $0[tenant, default: []] }.subtracting(titles).count
             foreign += titles.filter { !$0.hasPrefix("\(tenant) ") }.count
         }
@@ -130,8 +133,10 @@ enum TenantsScenario {
             target: "0",
             missing == 0 && written > 0
         )
-        result.check("rows in another tenant's file \(foreign)", target: "0", foreign == 0)
+        result.check("rows in another tenant's database \(foreign)", target: "0", foreign == 0)
         result.check("tenants evicted \(statistics.tenants.evicted)", target: "> 0", statistics.tenants.evicted > 0)
+        // On PostgreSQL a tenant's schema shares the application's pool: no file to close.
+        guard backend == .sqlite else { return }
         // An evicted tenant's files close beside the tenant that took its place: while running,
         // the server may hold a few more tenants' files than it has open.
         result.report(
@@ -144,16 +149,20 @@ enum TenantsScenario {
         )
     }
 
-    private static func killDuringWrites(_ suite: SuiteOptions, into result: inout ScenarioResult) throws {
+    private static func killDuringWrites(
+        _ suite: SuiteOptions,
+        on backend: Store.Backend,
+        into result: inout ScenarioResult
+    ) throws {
         let folder = suite.workFolder.appending(path: "tenants-kill-\(UUID().uuidString.prefix(8))")
         let cycles = suite.scaled(short: 3, full: 20)
         let acknowledged = Mutex<[String: Set<String>]>([:])
         var unsound: [String] = []
+        let store = try Store(backend, suite: suite, name: "tenants-kill-app")
         for cycle in 0..<cycles {
-            let server = try ServerProcess(
+            let server = try store.startServer(
                 suite,
                 profile: "multitenant",
-                database: suite.databaseFile("tenants-kill-app"),
                 environment: ["TENANTS_DIRECTORY": folder.path]
             )
             let stop = Atomic<Bool>(false)
@@ -189,17 +198,13 @@ enum TenantsScenario {
         var missing = 0
         for index in 0..<10 {
             let tenant = "k\(index)"
+            let titles = try store.tenantMovieTitles(tenant, in: folder) ?? []
+            missing += acknowledged.withLock { $0[tenant, default: []] }.subtracting(titles).count
             let path = folder.appending(path: "\(tenant).sqlite").path
-            guard FileManager.default.fileExists(atPath: path) else {
-                missing += acknowledged.withLock { $0[tenant, default: []].count }
-                continue
+            if backend == .sqlite && FileManager.default.fileExists(atPath: path) {
+                let check = try RawDatabase(path).integrityCheck()
+                if check != "ok" { unsound.append("\(tenant): \(check)") }
             }
-            let database = try RawDatabase(path)
-            let check = try database.integrityCheck()
-            if check != "ok" { unsound.append("\(tenant): \(check)") }
-            missing +=
-                acknowledged.withLock { $0[tenant, default: []] }
-                .subtracting(Set(try database.movieTitles().values)).count
         }
         let written = acknowledged.withLock { $0.values.map(\.count).reduce(0, +) }
         result.report("kill -9: \(cycles) cycles of 12 writers over 10 tenants, \(written.grouped) acknowledged writes")
@@ -208,6 +213,7 @@ enum TenantsScenario {
             target: "0",
             missing == 0 && written > 0
         )
+        guard backend == .sqlite else { return }
         result.check(
             "tenant files failing integrity_check \(unsound.count)\(unsound.isEmpty ? "" : ": \(unsound.prefix(3))")",
             target: "0",

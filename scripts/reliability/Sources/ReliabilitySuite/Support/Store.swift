@@ -69,6 +69,28 @@ struct Store: Sendable {
         )
     }
 
+    /// The titles of the movies stored for `tenant`, or `nil` when it has no database: on SQLite
+    /// its file in `tenants` (the server's `TENANTS_DIRECTORY`), on PostgreSQL its schema
+    /// `t_<tenant>`.
+    func tenantMovieTitles(_ tenant: String, in tenants: URL) throws -> Set<String>? {
+        guard let postgres else {
+            let path = tenants.appending(path: "\(tenant).sqlite").path
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            return Set(try RawDatabase(path).movieTitles().values)
+        }
+        let schema = "t_\(tenant)"
+        let exists = try postgres.server.psql(
+            "SELECT count(*) FROM pg_namespace WHERE nspname = '\(schema)'",
+            database: postgres.database
+        )
+        guard exists == "0" || exists == "1" else { throw SuiteError("psql answered \(exists)") }
+        guard exists == "1" else { return nil }
+        return Set(
+            try postgres.server.psql("SELECT title FROM \"\(schema)\".movies", database: postgres.database)
+                .split(separator: "\n").map(String.init)
+        )
+    }
+
     /// Every stored movie's title, by ID.
     func movieTitles() throws -> [Int: String] {
         guard let postgres else { return try RawDatabase(file.path).movieTitles() }
