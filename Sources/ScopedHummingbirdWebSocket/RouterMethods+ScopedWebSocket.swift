@@ -21,9 +21,9 @@ extension RouterMethods where Context: WebSocketRequestContext {
     /// webSocketRouter.add(middleware: RequestIDMiddleware())
     /// webSocketRouter.ws("/live", root: root) { inbound, outbound, _ in
     ///     try await inbound.forEachMessage(maxSize: 1 << 16) { message in
-    ///         try await handle(message)          // in the message's scope: commits when it returns
+    ///         try await handle(message)  // in the message's scope: commits when it returns
     ///     } then: { reply in
-    ///         try await outbound.write(.text(render(reply)))   // after the commit or the rollback
+    ///         try await outbound.write(.text(render(reply)))  // after the commit or the rollback
     ///     }
     /// }
     /// ```

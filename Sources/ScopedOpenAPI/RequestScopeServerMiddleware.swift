@@ -36,10 +36,11 @@ public import Scoped
 ///
 /// ```swift
 /// let transport = VaporTransport(routesBuilder: app)  // or Hummingbird's router, or any transport
-/// try CatalogHandler().registerHandlers(
-///     on: transport,
-///     middlewares: [RequestScopeServerMiddleware(root: root)]
-/// )
+/// try CatalogHandler()
+///     .registerHandlers(
+///         on: transport,
+///         middlewares: [RequestScopeServerMiddleware(root: root)]
+///     )
 /// ```
 public struct RequestScopeServerMiddleware: ServerMiddleware {
     /// Changes a request's scope as it opens: select variants from a header, set a principal.

@@ -8,9 +8,12 @@ public import ScopedDatabase
 /// rolled back when it ends, for ScopedTesting's `.scoped(database:)` trait.
 ///
 /// ```swift
-/// @Test(.scoped(database: .postgres(try PostgresConfiguration(url: url, migrations: migrations))))
+/// @Test(.scoped(database: .postgres(configuration)))
 /// func ratingAMovieStoresIt() async throws { … }
 /// ```
+///
+/// `configuration` is a ``PostgresConfiguration`` made beforehand, in a `static let` say: a
+/// trait's arguments cannot throw.
 ///
 /// Before the test, the database is migrated, one connection is leased for the test and a
 /// transaction begun on it. Every `postgresSession` of the test then runs on that connection,

@@ -7,7 +7,7 @@ public import Testing
 ///
 /// ```swift
 /// @Suite(.scoped { $0.movieRepository = InMemoryMovieRepository() })
-/// struct MovieRepositoryTests {
+/// struct CatalogTests {
 ///     @Test(.scoped { $0.movieRepository = InMemoryMovieRepository.fixture() })
 ///     func findsAMovie() async throws { … }
 /// }

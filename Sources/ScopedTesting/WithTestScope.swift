@@ -9,7 +9,7 @@ public import Scoped
 /// XCTest, or anywhere the `.scoped` trait does not reach:
 ///
 /// ```swift
-/// func testShowsAMovie() async throws {
+/// func testFindsAMovie() async throws {
 ///     try await withTestScope({ $0.movieRepository = InMemoryMovieRepository.fixture() }) {
 ///         let movie = try await ScopedValues.current.movieRepository.movie(id: 1)
 ///         XCTAssertEqual(movie?.title, "Toy Story")

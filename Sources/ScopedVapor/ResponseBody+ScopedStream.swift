@@ -12,12 +12,14 @@ extension Response.Body {
     ///
     /// ```swift
     /// app.get("export") { request async throws -> Response in
-    ///     Response(body: .init(scopedAsyncStream: { writer in
-    ///         for movie in try await ScopedValues.current.movieRepository.all() {
-    ///             try await writer.write(.buffer(ByteBuffer(string: movie.title + "\n")))
-    ///         }
-    ///         try await writer.write(.end)
-    ///     }))
+    ///     Response(
+    ///         body: .init(scopedAsyncStream: { writer in
+    ///             for movie in try await ScopedValues.current.movieRepository.all() {
+    ///                 try await writer.write(.buffer(ByteBuffer(string: movie.title + "\n")))
+    ///             }
+    ///             try await writer.write(.end)
+    ///         })
+    ///     )
     /// }
     /// ```
     ///

@@ -8,10 +8,11 @@ import Testing
 /// example stands for code the example leaves out (a test's body); the marked code may have
 /// anything there.
 struct DocCommentSnippetTests {
-    /// The modules whose doc comments are checked.
-    ///
-    /// The adapters', ScopedTesting's and ScopedPostgres' are not yet.
-    static let modules = ["Scoped", "ScopedDatabase", "ScopedSQLite", "ScopedServiceLifecycle"]
+    /// The modules whose doc comments are checked: every library product's.
+    static let modules = [
+        "Scoped", "ScopedDatabase", "ScopedSQLite", "ScopedPostgres", "ScopedServiceLifecycle", "ScopedTesting",
+        "ScopedHummingbird", "ScopedHummingbirdWebSocket", "ScopedVapor", "ScopedOpenAPI", "ScopedGRPC",
+    ]
 
     /// Every marked piece of every test file, read once for all the modules.
     static let compiled = Result { try ArticleSnippets.markedInTests() }
