@@ -57,24 +57,34 @@ public struct PostgresDatabase: Sendable {
         self.schema = schema
         self.logger = logger
         let timeout = configuration.connectTimeout
+        // The migration runs in a task of its own, so that start-up stops waiting for it at the
+        // connect timeout (a deadline on the watchdog, as every other) even when a server that
+        // never answers keeps it from noticing its cancellation.
+        let migrated = HandOver<Void>()
+        let migrating = Task {
+            do {
+                try await PostgresMigrator.migrate(client, configuration.migrations, in: schema, logger: logger)
+                migrated.deliver(.success(()))
+            } catch {
+                migrated.deliver(.failure(error))
+            }
+        }
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    try await PostgresMigrator.migrate(client, configuration.migrations, in: schema, logger: logger)
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    throw PostgresStartupError(
+            try await withTaskCancellationHandler {
+                try await migrated.value(within: timeout) {
+                    PostgresStartupError(
                         url: configuration.redactedURL,
                         problem: "no connection within \(timeout) (is the server up, and the client running?)"
                     )
                 }
-                try await group.next()
-                group.cancelAll()
+            } onCancel: {
+                migrated.deliver(.failure(CancellationError()))
             }
         } catch let error as PostgresStartupError {
+            migrating.cancel()
             throw error
         } catch {
+            migrating.cancel()
             throw PostgresStartupError(
                 url: configuration.redactedURL,
                 problem: "\(PostgresDatabaseError.classify(error))"

@@ -127,7 +127,7 @@ final class PostgresTestTransaction: Sendable {
             _ = try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA \(schema)"), logger: logger)
                 .collect()
             _ = try await connection.query(schema.setLocalSearchPath, logger: logger).collect()
-            try await PostgresMigrator.apply(
+            _ = try await PostgresMigrator.apply(
                 configuration.migrations,
                 on: connection,
                 inTransaction: true,

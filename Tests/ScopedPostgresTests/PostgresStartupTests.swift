@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 import Scoped
@@ -53,6 +54,36 @@ struct PostgresStartupTests {
         #expect(problems.contains { "\($0)".contains("Migration 2 (broken) failed") })
         #expect(try fixture.server.psql("SELECT count(*) FROM scoped_migrations", database: fixture.database) == "1")
         #expect(try fixture.server.psql("SELECT to_regclass('half') IS NULL", database: fixture.database) == "t")
+    }
+
+    @Test func aFrozenServerFailsStartUpAtItsConnectTimeout() async throws {
+        // A cluster of its own, frozen whole: it accepts connections (the kernel does) and never
+        // answers them, as a wedged server or a partition looks from here.
+        let fixture = try PostgresFixture(server: .dedicated())
+        var configuration = try PostgresConfiguration(url: fixture.url)
+        configuration.connectTimeout = .seconds(2)
+        let client = PostgresClient(
+            configuration: configuration.clientConfiguration,
+            backgroundLogger: Logger(label: "test")
+        )
+        try fixture.server.signalServer(SIGSTOP)
+        let waited = try await withThrowingTaskGroup(of: Void.self, returning: Duration.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let started = ContinuousClock.now
+            let error = await #expect(throws: PostgresStartupError.self) {
+                _ = try await PostgresDatabase(
+                    client: client,
+                    configuration: configuration,
+                    logger: Logger(label: "test")
+                )
+            }
+            let waited = started.duration(to: .now)
+            try fixture.server.signalServer(SIGCONT)
+            #expect("\(error.map { "\($0)" } ?? "")".contains("no connection within 2.0 seconds"))
+            return waited
+        }
+        #expect(waited < .seconds(4), "the connect timeout is 2 s; start-up failed after \(waited)")
     }
 
     @Test func anUnreachableServerFailsStartUpNamingTheURLWithoutItsPassword() async throws {
