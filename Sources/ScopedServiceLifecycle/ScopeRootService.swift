@@ -155,6 +155,27 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
         }
     }
 
+    /// The services of an application that serves with `server`, in a service group's order:
+    /// this service, then `server`, which starts once the root is ready.
+    ///
+    /// Any server that is a swift-service-lifecycle `Service` (a transport of generated OpenAPI
+    /// handlers, a gRPC server, a queue consumer) then gets the root's whole lifecycle in a line:
+    ///
+    /// ```swift
+    /// let rootService = ScopeRootService(root: root, logger: logger)
+    /// try await ServiceGroup(services: rootService.services(serving: server), logger: logger).run()
+    /// ```
+    ///
+    /// The root is validated before `server` runs, and a root that fails validation stops the
+    /// group with its `ScopeValidationError` before `server` starts. At the graceful shutdown,
+    /// the group stops `server` first (it finishes its requests); then the root shuts down.
+    ///
+    /// - Parameter server: the service that serves the application's requests.
+    /// - Returns: the services to give the group, in that order.
+    public func services(serving server: some Service) -> [any Service] {
+        [self, ServerAfterReadiness(rootService: self, server: server)]
+    }
+
     /// Returns once ``run()`` has validated the root; the server waits for it before it binds.
     ///
     /// - Throws: the `ScopeValidationError` that stopped `run()`, or
@@ -162,6 +183,20 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     public func ready() async throws {
         try await readiness.wait()
     }
+}
+
+/// A server that starts once its root service is ready: validated, its running services up.
+private struct ServerAfterReadiness<Server: Service>: Service, CustomStringConvertible {
+    let rootService: ScopeRootService
+    let server: Server
+
+    func run() async throws {
+        try await rootService.ready()
+        try await server.run()
+    }
+
+    /// The server's own name, as service-lifecycle's logs show it.
+    var description: String { "\(server)" }
 }
 
 /// A result that several tasks wait for, settled once.
