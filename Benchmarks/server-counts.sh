@@ -7,12 +7,17 @@
 # Uprobes (perf, Debian package `linux-perf`; run as root) count the calls in each server's
 # process during a wrk run; wrk's request count divides them. The probes slow the servers
 # down, so the req/s of this run mean nothing. Usage: bash Benchmarks/server-counts.sh
+#   SKIP_BUILD=1 (use the current builds)  BIN=DIR (the two servers' folder, by default
+#   .build/release: binaries kept aside count an earlier commit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk"; exit 1; }
-swift build -c release --product ExampleServer >/dev/null 2>&1
-swift build -c release --product HandWiredCatalog >/dev/null 2>&1
+bin=${BIN:-.build/release}
+if [ -z "${SKIP_BUILD:-}" ]; then
+    swift build -c release --product ExampleServer >/dev/null 2>&1
+    swift build -c release --product HandWiredCatalog >/dev/null 2>&1
+fi
 source Benchmarks/load-common.sh
 
 runtime=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/linux
@@ -37,11 +42,11 @@ events=(-e servercounts:switches -e servercounts:enqueues -e servercounts:task_a
     -e servercounts:objects -e servercounts:mallocs)
 
 APP_ENV=development METRICS_ENABLED=false DATABASE_PATH="$workdir/example.sqlite" HTTP_PORT=18141 \
-    .build/release/ExampleServer >"$workdir/example.log" 2>&1 &
+    "$bin/ExampleServer" >"$workdir/example.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18141/movies/1
 for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
-DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18142 .build/release/HandWiredCatalog \
+DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18142 "$bin/HandWiredCatalog" \
     >"$workdir/handwired.log" 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18142/movies/1

@@ -20,33 +20,47 @@ extension ScopedValues {
     ///   ``TenantUnavailableError``), or a ``ScopedError`` for a cycle, a captive dependency, a
     ///   scoped service read outside any scope, a tenant service read in a scope of no tenant,
     ///   or any service read outside every application root.
+    @inlinable
     public func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
-        // Only `set(_:to:)` stores under a service key, always a `K.Value`. Asked without a
-        // type first: this code is not specialized for `K`, and most reads find nothing.
-        if let storage = node.storage(for: ObjectIdentifier(key)) {
-            return ScopeNodeBuffer.load(storage, as: K.Value.self)
-        }
-        if let observer = node.observer, let provided = observer.providedService(key) { return provided }
-        guard let scope else { throw ScopedError.outsideRoot(entry: K.name) }
+        // Inlined into the caller, and so specialized for `K`: only the construction and the
+        // final cast meet the value's type. The rest is `serviceBox`, which works on boxes.
+        let box = try await serviceBox(key) { ValueBox(try await K.makeValue()) }
+        return ScopeNodeBuffer.load(box, as: K.Value.self)
+    }
+
+    /// The service for `key`, in its box: one set with ``set(_:to:)``, one a reload's recording
+    /// provides, or the one its owning scope built, with `make` now if not yet.
+    ///
+    /// Not generic: an async function generic over the value's type keeps its locals in the
+    /// task's allocator when, called across modules, it is not specialized.
+    @usableFromInline
+    nonisolated(nonsending) func serviceBox(
+        _ key: any ScopedServiceKey.Type,
+        make: () async throws -> AnyValueBox
+    ) async throws -> AnyValueBox {
+        // Only `set(_:to:)` stores under a service key, always a `K.Value`.
+        if let storage = node.storage(for: ObjectIdentifier(key)) { return storage }
+        if let observer = node.observer, let provided = observer.providedServiceBox(key) { return provided }
+        guard let scope else { throw ScopedError.outsideRoot(entry: key.name) }
+        let link = ConstructionChain.Link(erasing: key)
         let owner: ScopeContext
-        switch K.lifetime {
+        switch link.lifetime {
         case .app:
             owner = scope.root
         case .tenant:
             guard let tenant = scope.tenant else {
-                try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
-                throw ScopedError.outsideTenant(entry: K.name)
+                try scope.registry.dependencies.check(link, in: .current, recordingRead: false)
+                throw ScopedError.outsideTenant(entry: key.name)
             }
             owner = tenant
         case .scope:
             guard scope.lifetime == .scope else {
-                try scope.registry.dependencies.check(.init(key), in: .current, recordingRead: false)
-                throw ScopedError.outsideScope(entry: K.name)
+                try scope.registry.dependencies.check(link, in: .current, recordingRead: false)
+                throw ScopedError.outsideScope(entry: key.name)
             }
             owner = scope
         }
-        let box = try await owner.service(.init(key)) { ValueBox(try await K.makeValue()) }
-        return (box as! ValueBox<K.Value>).value
+        return try await owner.service(link, make: make)
     }
 
     /// Provides the service for `key` from outside: reads in this scope and below return

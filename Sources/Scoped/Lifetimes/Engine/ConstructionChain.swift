@@ -11,6 +11,11 @@ struct ConstructionChain: Sendable {
             self.lifetime = K.lifetime
         }
 
+        init(erasing key: any ScopedServiceKey.Type) {
+            self.key = key
+            self.lifetime = key.lifetime
+        }
+
         var label: String { "\(key.name) (\(lifetime))" }
     }
 

@@ -65,9 +65,10 @@ package final class DefaultReadObserver: Sendable {
         recording?.object(type)
     }
 
-    /// The service provided with `set(_:to:)` that a read of `key` that found none set sees:
-    /// none, except in a recorded construction.
-    func providedService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
-        recording?.providedService(key)
+    /// The service provided with `set(_:to:)` that a read of `key` that found none set sees,
+    /// in a box: none, except in a recorded construction. (Called with a key whose type is
+    /// known only at run time, which Swift opens for it.)
+    func providedServiceBox<K: ScopedServiceKey>(_ key: K.Type) -> AnyValueBox? {
+        recording?.providedService(key).map { ValueBox($0) }
     }
 }
