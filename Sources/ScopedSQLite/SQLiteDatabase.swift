@@ -271,22 +271,55 @@ public final class SQLiteDatabase: Sendable {
             )
             return try body(connection)
         }
-        func onItsThread() async throws -> R {
-            connection.isWriter ? try await writerThread.run(unlessInterrupted) : try unlessInterrupted()
-        }
-        return try await DeadlineWatchdog.shared.run(
-            within: configuration.statementTimeout,
-            operation: operation,
-            entry: entry,
-            expire: { connection.interrupt() }
-        ) {
-            guard followsCancellation else { return try await onItsThread() }
-            return try await withTaskCancellationHandler {
-                try await onItsThread()
-            } onCancel: {
-                connection.interrupt()
+        let timeout = configuration.statementTimeout
+        guard connection.isWriter else {
+            // A reader's statement runs here, on the caller's thread: its deadline ends with it.
+            return try await DeadlineWatchdog.shared.run(
+                within: timeout,
+                operation: operation,
+                entry: entry,
+                expire: { connection.interrupt() }
+            ) {
+                guard followsCancellation else { return try unlessInterrupted() }
+                return try await withTaskCancellationHandler {
+                    try unlessInterrupted()
+                } onCancel: {
+                    connection.interrupt()
+                }
             }
         }
+        // A writer's statement runs on the writer thread, and its deadline is cancelled there, as
+        // the statement ends: the task's wait for a thread to resume on afterwards is no part
+        // of it. (Cancelled after the resumption, a deadline that passed during a long wait, on
+        // a loaded machine, interrupted a connection whose statement had finished, and the
+        // transaction was lost.)
+        let watchdog = DeadlineWatchdog.shared
+        let deadline = watchdog.register(after: timeout) { connection.interrupt() }
+        func statement() async throws -> (Result<R, any Error>, expired: Bool) {
+            try await writerThread.run {
+                let result = Result { try unlessInterrupted() }
+                return (result, !watchdog.cancel(deadline))
+            }
+        }
+        let (result, expired): (Result<R, any Error>, expired: Bool)
+        do {
+            if followsCancellation {
+                (result, expired) = try await withTaskCancellationHandler {
+                    try await statement()
+                } onCancel: {
+                    connection.interrupt()
+                }
+            } else {
+                (result, expired) = try await statement()
+            }
+        } catch {
+            watchdog.cancel(deadline)
+            throw error
+        }
+        if expired, case .failure = result {
+            throw DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
+        }
+        return try result.get()
     }
 
     /// Ends the transaction on `connection` with `end` (a commit or a rollback), under the

@@ -56,15 +56,56 @@ struct WriterHandOverTests {
         await database.close()
         finisher.executor.stop()
     }
+
+    /// A writer statement's deadline bounds the statement, not the wait for its task's thread
+    /// afterwards: under a loaded machine that wait ran past the timeout, the deadline
+    /// interrupted a connection whose statement had finished, and the commit failed.
+    @Test func aFinishedWriterStatementIsNotInterruptedWhileItsTaskWaitsForItsExecutor() async throws {
+        let folder = try TemporaryFolder()
+        let database = try SQLiteDatabase(
+            SQLiteConfiguration(
+                path: folder.path("catalog.sqlite"),
+                migrations: movieSchema,
+                statementTimeout: .milliseconds(300)
+            )
+        )
+        let session = SQLiteSession(database: database)
+        try await session.insert("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
+        // The writer thread is held, so the next statement waits there, queued.
+        let writerHeld = DispatchSemaphore(value: 0)
+        let holding = Task { try await database.writerThread.run { writerHeld.wait() } }
+        let runner = Finisher()
+        let inserted = Task { try await runner.insert("Alien", in: session) }
+        // The statement is queued on the writer thread once the actor's job has run; then the
+        // actor's thread is stopped, so the statement's task cannot resume when it ends.
+        try await Task.sleep(for: .milliseconds(100))
+        let actorHeld = DispatchSemaphore(value: 0)
+        runner.executor.block(until: actorHeld)
+        writerHeld.signal()
+        try await holding.value
+        // The statement runs in a moment; its task waits three times its timeout for its thread.
+        try await Task.sleep(for: .milliseconds(900))
+        actorHeld.signal()
+        try await inserted.value
+        // The session's transaction is whole: it commits both rows.
+        try await session.finish(.success)
+        #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 2)
+        await database.close()
+        runner.executor.stop()
+    }
 }
 
-/// Finishes sessions on its own thread.
+/// Finishes sessions, and runs their statements, on its own thread.
 private actor Finisher {
     nonisolated let executor = ThreadExecutor()
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     func finish(_ session: SQLiteSession) async throws {
         try await session.finish(.success)
+    }
+
+    func insert(_ title: String, in session: SQLiteSession) async throws {
+        _ = try await session.insert("INSERT INTO movies (title, year) VALUES (\(title), \(2001))")
     }
 }
 
