@@ -13,6 +13,8 @@
 # Usage: bash Benchmarks/cpu-per-request.sh
 #   ROUNDS=10 DURATION=4 CONNECTIONS=16 DATABASES="sqlite postgres"
 #   PROFILES="development production" ROUTES="get post" SKIP_BUILD=1 (use the current builds)
+#   BIN=DIR (the two servers' folder, by default .build/release: binaries kept aside measure an
+#   earlier commit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-10}
@@ -64,7 +66,7 @@ measure() {
 start() {
     local name=$1 port=$2
     shift 2
-    env "$@" HTTP_PORT="$port" ".build/release/$name" >"$workdir/$name-$port.log" 2>&1 &
+    env "$@" HTTP_PORT="$port" "${BIN:-.build/release}/$name" >"$workdir/$name-$port.log" 2>&1 &
     pids+=($!)
     wait_for "http://127.0.0.1:$port/movies/1"
 }
