@@ -38,7 +38,7 @@ extension ScopedValues {
         _ key: any ScopedServiceKey.Type,
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
-        // Only `set(_:to:)` stores under a service key, always a `K.Value`.
+        // Only `set(_:to:)` stores under a service key, always a value of the key's type.
         if let storage = node.storage(for: ObjectIdentifier(key)) { return storage }
         if let observer = node.observer, let provided = observer.providedServiceBox(key) { return provided }
         guard let scope else { throw ScopedError.outsideRoot(entry: key.name) }

@@ -6,11 +6,6 @@ struct ConstructionChain: Sendable {
         let key: any ScopedServiceKey.Type
         let lifetime: ScopedLifetime
 
-        init<K: ScopedServiceKey>(_ key: K.Type) {
-            self.key = key
-            self.lifetime = K.lifetime
-        }
-
         init(erasing key: any ScopedServiceKey.Type) {
             self.key = key
             self.lifetime = key.lifetime
