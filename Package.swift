@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ScopedHummingbird", targets: ["ScopedHummingbird"]),
         .library(name: "ScopedHummingbirdWebSocket", targets: ["ScopedHummingbirdWebSocket"]),
         .library(name: "ScopedVapor", targets: ["ScopedVapor"]),
+        .library(name: "ScopedFluent", targets: ["ScopedFluent"]),
         .library(name: "ScopedOpenAPI", targets: ["ScopedOpenAPI"]),
         .library(name: "ScopedGRPC", targets: ["ScopedGRPC"]),
         .executable(name: "ExampleServer", targets: ["ExampleServer"]),
@@ -51,6 +52,10 @@ let package = Package(
             enabledTraits: ["ServiceLifecycle"]
         ),
         .trait(
+            name: "Fluent",
+            description: "ScopedFluent: a Fluent database whose queries in a request scope share one transaction."
+        ),
+        .trait(
             name: "OpenAPI",
             description: "ScopedOpenAPI: a request scope around swift-openapi-generator handlers, on any transport."
         ),
@@ -60,7 +65,7 @@ let package = Package(
             description: "The example server, its tests, the benchmarks' server and the reliability suite.",
             enabledTraits: [
                 "Macros", "Instrumentation", "ServiceLifecycle", "Hummingbird", "HummingbirdWebSocket",
-                "PostgreSQL", "Vapor", "OpenAPI", "GRPC",
+                "PostgreSQL", "Vapor", "Fluent", "OpenAPI", "GRPC",
             ]
         ),
         // This package's own build (`swift run ExampleServer`, `swift test`) needs everything.
@@ -90,6 +95,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent.git", from: "4.13.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.0"),
         .package(url: "https://github.com/vapor/swift-openapi-vapor.git", from: "1.2.0"),
         .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
@@ -179,6 +187,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Vapor", package: "vapor"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        // Fluent's queries in a request scope, in one transaction that ends with the scope.
+        .target(
+            name: "ScopedFluent",
+            dependencies: [
+                "Scoped",
+                "ScopedDatabase",
+                .product(name: "FluentKit", package: "fluent-kit"),
+                .product(name: "FluentSQL", package: "fluent-kit"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -482,6 +502,20 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "ScopedFluentTests",
+            dependencies: [
+                "ScopedFluent",
+                "ScopedVapor",
+                "ScopedTesting",
+                "ScopedTestSupport",
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "VaporTesting", package: "vapor"),
+                .product(name: "Fluent", package: "fluent"),
+                .product(name: "FluentPostgresDriver", package: "fluent-postgres-driver"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "ScopedOpenAPITests",
             dependencies: [
                 "ScopedOpenAPI",
@@ -540,7 +574,9 @@ let traitOfTarget: [String: String] = [
     "ScopedVapor": "Vapor",
     "ScopedOpenAPI": "OpenAPI",
     "ScopedGRPC": "GRPC",
+    "ScopedFluent": "Fluent",
     "ScopedVaporTests": "Example",
+    "ScopedFluentTests": "Example",
     "ScopedOpenAPITests": "Example",
     "ScopedGRPCTests": "Example",
     "MovieCatalog": "Example",

@@ -63,6 +63,23 @@ extension ScopedValues {
         return try await owner.service(link, make: make)
     }
 
+    /// Whether the innermost scope is one that owns ``ScopedLifetime/scope`` services (a request's
+    /// scope, or one opened with `withScope`), not a root or a tenant.
+    package var isInLifetimeScope: Bool { scope?.lifetime == .scope }
+
+    /// The ``ScopedLifetime/scope`` service `key` names if the innermost scope has built it (or
+    /// a test set it); `nil` before it is built, and outside such a scope.
+    ///
+    /// Synchronous, for a caller that cannot wait, such as a future-based database driver: it
+    /// builds the service once with ``service(_:)`` and finds it here from then on.
+    package func builtScopeService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
+        if let storage = node.storage(for: ObjectIdentifier(key)) { return ScopeNodeBuffer.load(storage, as: K.Value.self) }
+        guard K.lifetime == .scope, isInLifetimeScope, let box = scope?.builtBox(ObjectIdentifier(key)) else {
+            return nil
+        }
+        return ScopeNodeBuffer.load(box, as: K.Value.self)
+    }
+
     /// Provides the service for `key` from outside: reads in this scope and below return
     /// `value` instead of building one, and no scope closes it.
     public mutating func set<K: ScopedServiceKey>(_ key: K.Type, to value: K.Value) {

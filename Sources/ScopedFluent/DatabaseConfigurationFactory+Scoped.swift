@@ -1,0 +1,92 @@
+public import FluentKit
+import SQLKit
+
+extension DatabaseConfigurationFactory {
+    /// The database `base` configures, with every query made inside a request scope joining
+    /// that scope's one transaction.
+    ///
+    /// Register it where the application registers its database, and keep using `request.db`
+    /// and `app.db` as before:
+    ///
+    /// ```swift
+    /// app.databases.use(.scoped(.postgres(configuration: configuration)), as: .psql)
+    /// app.middleware.use(RequestScopeMiddleware(root: root))
+    /// app.post("todos") { request async throws -> Todo in
+    ///     let todo = try request.content.decode(Todo.self)
+    ///     try await todo.save(on: request.db)  // In the request's transaction.
+    ///     return todo
+    /// }
+    /// ```
+    ///
+    /// A request's first query leases a connection and begins a transaction on it with
+    /// Fluent's own `transaction(_:)`; every later query of the request, from any of its child
+    /// tasks, runs on that connection, in that transaction. The scope's end ends it, before the
+    /// response is sent:
+    /// - `ScopeOutcome.success`: commits. A commit that fails, or that does not return within
+    ///   `commitTimeout`, fails the request; so does a query of the request that failed (the
+    ///   transaction is then rolled back, not committed, even when the handler caught the
+    ///   error: PostgreSQL would have refused the rest of it anyway).
+    /// - `ScopeOutcome.failure(_:)` and `ScopeOutcome.cancelled`: rolls back.
+    ///
+    /// A query made after its scope ended fails with `ScopedError.scopeEnded(entry:)`; one made
+    /// outside any request scope (migrations at boot, a command) runs on `base` as it would
+    /// without this wrapper, each statement on its own. Inside a request scope,
+    /// `transaction(_:)` joins the request's transaction, as Fluent's drivers join one already
+    /// open: what its closure does commits or rolls back with the request. A request that makes
+    /// no query leases nothing.
+    ///
+    /// - Parameters:
+    ///   - base: the database to wrap, such as `.postgres(configuration:)` or `.sqlite(_:)`.
+    ///   - commitTimeout: how long a request's commit or rollback may take before the request
+    ///     stops waiting for it and fails.
+    public static func scoped(
+        _ base: DatabaseConfigurationFactory,
+        commitTimeout: Duration = .seconds(5)
+    ) -> DatabaseConfigurationFactory {
+        DatabaseConfigurationFactory {
+            ScopedDatabaseConfiguration(base: base.make(), commitTimeout: commitTimeout)
+        }
+    }
+}
+
+/// The configuration `DatabaseConfigurationFactory.scoped(_:commitTimeout:)` makes: `base`'s,
+/// with a driver that routes a request scope's queries to its transaction.
+struct ScopedDatabaseConfiguration: DatabaseConfiguration {
+    var base: any DatabaseConfiguration
+    let commitTimeout: Duration
+
+    var middleware: [any AnyModelMiddleware] {
+        get { base.middleware }
+        set { base.middleware = newValue }
+    }
+
+    func makeDriver(for databases: Databases) -> any DatabaseDriver {
+        ScopedDatabaseDriver(base: base.makeDriver(for: databases), commitTimeout: commitTimeout)
+    }
+}
+
+/// A driver that makes `base`'s databases, each wrapped so that its queries in a request scope
+/// go to the scope's transaction.
+final class ScopedDatabaseDriver: DatabaseDriver {
+    let base: any DatabaseDriver
+    let commitTimeout: Duration
+
+    init(base: any DatabaseDriver, commitTimeout: Duration) {
+        self.base = base
+        self.commitTimeout = commitTimeout
+    }
+
+    func makeDatabase(with context: DatabaseContext) -> any Database {
+        let database = base.makeDatabase(with: context)
+        // SQL drivers' databases are `SQLDatabase`s too, and applications cast `request.db` to
+        // one for raw SQL: the wrapper keeps that.
+        if let sql = database as? any SQLDatabase {
+            return ScopedSQLDatabase(ScopedDatabase(base: database, driver: self), sql: sql)
+        }
+        return ScopedDatabase(base: database, driver: self)
+    }
+
+    func shutdown() { base.shutdown() }
+
+    func shutdownAsync() async { await base.shutdownAsync() }
+}

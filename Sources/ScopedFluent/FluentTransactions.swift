@@ -1,0 +1,152 @@
+import FluentKit
+import NIOCore
+import Scoped
+import ScopedDatabase
+import Synchronization
+
+/// A request scope's Fluent transactions: one per database its queries used, begun by the
+/// first query and ended with the scope.
+///
+/// Statements find it with `ScopedValues.builtScopeService(_:)` once the scope's first
+/// statement has built it.
+enum FluentTransactionsKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static var name: String { "fluentTransactions" }
+
+    static func makeValue() -> FluentTransactions { FluentTransactions() }
+
+    static func close(_ transactions: FluentTransactions, outcome: ScopeOutcome) async throws {
+        try await transactions.end(outcome)
+    }
+
+    /// Each commit is bounded by its database's `commitTimeout`, on the watchdog: no task.
+    static var closeBoundsItself: Bool { true }
+}
+
+final class FluentTransactions: Sendable {
+    private struct State {
+        /// Few per scope (usually one): a list beats a dictionary.
+        var transactions: [(driver: ObjectIdentifier, transaction: FluentTransaction)] = []
+        var isEnded = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The scope's transaction on `driver`'s database, begun on `base` if this is its first
+    /// statement there.
+    ///
+    /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
+    func transaction(on driver: ScopedDatabaseDriver, beginningWith base: any Database) throws -> FluentTransaction {
+        let id = ObjectIdentifier(driver)
+        let (transaction, isNew) = try state.withLock { state in
+            guard !state.isEnded else { throw ScopedError.scopeEnded(entry: FluentTransactionsKey.name) }
+            if let found = state.transactions.first(where: { $0.driver == id }) { return (found.transaction, false) }
+            let transaction = FluentTransaction(on: base.eventLoop, commitTimeout: driver.commitTimeout)
+            state.transactions.append((id, transaction))
+            return (transaction, true)
+        }
+        // Begun outside the lock: a pool with a free connection runs Fluent's closure at once.
+        if isNew { transaction.begin(on: base) }
+        return transaction
+    }
+
+    /// Ends every transaction the scope began: commits them when `outcome` is a success,
+    /// rolls them back otherwise; refuses later statements.
+    ///
+    /// - Throws: the first error of an end that failed (every transaction is ended).
+    func end(_ outcome: ScopeOutcome) async throws {
+        let transactions = state.withLock { state in
+            state.isEnded = true
+            return state.transactions.map(\.transaction)
+        }
+        var firstError: (any Error)?
+        for transaction in transactions {
+            do {
+                try await transaction.end(outcome)
+            } catch {
+                firstError = firstError ?? error
+            }
+        }
+        if let firstError { throw firstError }
+    }
+}
+
+/// One transaction of a request scope, held open by Fluent's own `transaction(_:)` until the
+/// scope ends.
+final class FluentTransaction: Sendable {
+    /// The transaction's connection, once `BEGIN` has run on it.
+    private let ready: EventLoopPromise<any Database>
+    /// Completed when the scope ends: succeeded to commit, failed to roll back.
+    private let ending: EventLoopPromise<Void>
+    private let commitTimeout: Duration
+    private let state = Mutex(State())
+
+    private struct State {
+        /// The first error of a statement of the transaction.
+        var failure: (any Error)?
+        /// Fluent's `transaction(_:)`, once begun: it ends after the commit or rollback.
+        var transaction: EventLoopFuture<Void>?
+        /// Whether the lease and the `BEGIN` succeeded.
+        var began = false
+    }
+
+    init(on eventLoop: any EventLoop, commitTimeout: Duration) {
+        ready = eventLoop.makePromise()
+        ending = eventLoop.makePromise()
+        self.commitTimeout = commitTimeout
+    }
+
+    /// Leases a connection of `base` and begins the transaction on it.
+    func begin(on base: any Database) {
+        let ready = ready
+        let ending = ending
+        let transaction = base.transaction { connection in
+            self.state.withLock { $0.began = true }
+            ready.succeed(connection)
+            return ending.futureResult
+        }
+        // A lease or a `BEGIN` that failed fails the statements waiting for the connection.
+        transaction.whenFailure { ready.fail($0) }
+        state.withLock { $0.transaction = transaction }
+    }
+
+    /// Runs `statement` on the transaction's connection once it has begun; a statement that
+    /// fails marks the transaction as not to be committed.
+    func run<T: Sendable>(_ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+        ready.futureResult.flatMap { statement($0) }.flatMapErrorThrowing { error in
+            self.state.withLock { $0.failure = $0.failure ?? error }
+            throw error
+        }
+    }
+
+    /// Commits when `outcome` is a success and no statement failed; rolls back otherwise.
+    ///
+    /// - Throws: the commit's error; ``FluentRollbackError`` when the scope succeeded but a
+    ///   statement had failed; `DatabaseTimeoutError` when the commit or rollback did not
+    ///   return within the commit timeout (the connection goes back once it has).
+    func end(_ outcome: ScopeOutcome) async throws {
+        let statementFailure = state.withLock { $0.failure }
+        let commits = outcome.isSuccess && statementFailure == nil
+        if commits { ending.succeed(()) } else { ending.fail(RollingBack()) }
+        guard let transaction = state.withLock({ $0.transaction }) else { return }
+        let ended = transaction.eventLoop.makePromise(of: Void.self)
+        ended.completeWith(transaction)
+        let timeout = commitTimeout
+        let deadline = DeadlineWatchdog.shared.register(after: timeout) {
+            ended.fail(DatabaseTimeoutError(operation: .finish, timeout: timeout, entry: FluentTransactionsKey.name))
+        }
+        defer { DeadlineWatchdog.shared.cancel(deadline) }
+        do {
+            try await ended.futureResult.get()
+        } catch is RollingBack {
+            // Rolled back, as asked.
+        } catch let error where !state.withLock({ $0.began }) && !(error is DatabaseTimeoutError) {
+            // The lease or the `BEGIN` failed: the statements waiting for it failed with this
+            // error already, and a scope that ended well hears of it below.
+        }
+        if outcome.isSuccess, let statementFailure { throw FluentRollbackError(underlying: statementFailure) }
+    }
+
+    /// The error that makes Fluent's `transaction(_:)` roll back.
+    private struct RollingBack: Error {}
+}
