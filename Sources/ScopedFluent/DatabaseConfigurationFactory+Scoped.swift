@@ -9,12 +9,14 @@ extension DatabaseConfigurationFactory {
     /// and `app.db` as before:
     ///
     /// ```swift
-    /// app.databases.use(.scoped(.postgres(configuration: configuration)), as: .psql)
-    /// app.middleware.use(RequestScopeMiddleware(root: root))
-    /// app.post("todos") { request async throws -> Todo in
-    ///     let todo = try request.content.decode(Todo.self)
-    ///     try await todo.save(on: request.db)  // In the request's transaction.
-    ///     return todo
+    /// func configureTodos(_ app: Application, root: ScopeRoot, configuration: SQLPostgresConfiguration) {
+    ///     app.databases.use(.scoped(.postgres(configuration: configuration)), as: .psql)
+    ///     app.middleware.use(RequestScopeMiddleware(root: root))
+    ///     app.post("todos") { request async throws -> Todo in
+    ///         let todo = try request.content.decode(Todo.self)
+    ///         try await todo.save(on: request.db)  // In the request's transaction.
+    ///         return todo
+    ///     }
     /// }
     /// ```
     ///
@@ -39,6 +41,7 @@ extension DatabaseConfigurationFactory {
     ///   - base: the database to wrap, such as `.postgres(configuration:)` or `.sqlite(_:)`.
     ///   - commitTimeout: how long a request's commit or rollback may take before the request
     ///     stops waiting for it and fails.
+    /// - Returns: the factory of the wrapped configuration, for `app.databases.use(_:as:)`.
     public static func scoped(
         _ base: DatabaseConfigurationFactory,
         commitTimeout: Duration = .seconds(5)

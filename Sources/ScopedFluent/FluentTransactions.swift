@@ -113,10 +113,11 @@ final class FluentTransaction: Sendable {
     /// Runs `statement` on the transaction's connection once it has begun; a statement that
     /// fails marks the transaction as not to be committed.
     func run<T: Sendable>(_ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        ready.futureResult.flatMap { statement($0) }.flatMapErrorThrowing { error in
-            self.state.withLock { $0.failure = $0.failure ?? error }
-            throw error
-        }
+        ready.futureResult.flatMap { statement($0) }
+            .flatMapErrorThrowing { error in
+                self.state.withLock { $0.failure = $0.failure ?? error }
+                throw error
+            }
     }
 
     /// Commits when `outcome` is a success and no statement failed; rolls back otherwise.

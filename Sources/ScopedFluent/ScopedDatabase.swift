@@ -45,7 +45,9 @@ struct ScopedDatabase: Database {
 
     /// Runs `statement` on the current request scope's transaction, begun first if this is the
     /// scope's first statement; outside a request scope, on `base`.
-    func routed<T: Sendable>(_ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
+    func routed<T: Sendable>(_ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<
+        T
+    > {
         let values = ScopedValues.current
         guard values.isInLifetimeScope else { return statement(base) }
         // Found without waiting once the scope holds its transactions, which is every statement
@@ -53,11 +55,13 @@ struct ScopedDatabase: Database {
         if let transactions = values.builtScopeService(FluentTransactionsKey.self) {
             return run(statement, in: transactions)
         }
-        return base.eventLoop.makeFutureWithTask {
-            try await values.service(FluentTransactionsKey.self)
-        }.flatMap { transactions in
-            run(statement, in: transactions)
-        }
+        return base.eventLoop
+            .makeFutureWithTask {
+                try await values.service(FluentTransactionsKey.self)
+            }
+            .flatMap { transactions in
+                run(statement, in: transactions)
+            }
     }
 
     private func run<T: Sendable>(

@@ -11,7 +11,7 @@ struct DocCommentSnippetTests {
     /// The modules whose doc comments are checked: every library product's.
     static let modules = [
         "Scoped", "ScopedDatabase", "ScopedSQLite", "ScopedPostgres", "ScopedServiceLifecycle", "ScopedTesting",
-        "ScopedHummingbird", "ScopedHummingbirdWebSocket", "ScopedVapor", "ScopedOpenAPI", "ScopedGRPC",
+        "ScopedHummingbird", "ScopedHummingbirdWebSocket", "ScopedVapor", "ScopedFluent", "ScopedOpenAPI", "ScopedGRPC",
     ]
 
     /// Every marked piece of every test file, read once for all the modules.

@@ -9,7 +9,10 @@ import Testing
 import Vapor
 
 /// `request.db`, wrapped by `.scoped(…)`, on a real PostgreSQL server behind a live Vapor server.
-@Suite(.serialized, .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? "")))
+@Suite(
+    .serialized,
+    .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? ""))
+)
 struct FluentTransactionTests {
     @Test func aRequestsQueriesShareOneTransactionCommittedBeforeItsResponse() async throws {
         try await withFluentApp(routes: { app, server, database in
@@ -104,16 +107,19 @@ struct FluentTransactionTests {
     @Test func everyRequestGivesItsConnectionBackWhateverItsOutcome() async throws {
         // One connection per event loop: a request that kept its connection would make every
         // later request on that loop wait out the pool's 10 s timeout and fail.
-        try await withFluentApp(maxConnectionsPerEventLoop: 1, routes: { app, _, _ in
-            app.post("todos", ":title") { request async throws -> HTTPStatus in
-                let title = try request.parameters.require("title")
-                try await Todo(title: title).save(on: request.db)
-                if title.hasPrefix("fail") { throw Abort(.conflict) }
-                if title.hasPrefix("twice") { _ = try? await Todo(title: title).save(on: request.db) }
-                return .created
+        try await withFluentApp(
+            maxConnectionsPerEventLoop: 1,
+            routes: { app, _, _ in
+                app.post("todos", ":title") { request async throws -> HTTPStatus in
+                    let title = try request.parameters.require("title")
+                    try await Todo(title: title).save(on: request.db)
+                    if title.hasPrefix("fail") { throw Abort(.conflict) }
+                    if title.hasPrefix("twice") { _ = try? await Todo(title: title).save(on: request.db) }
+                    return .created
+                }
+                app.post("nothing") { _ async throws -> HTTPStatus in .noContent }
             }
-            app.post("nothing") { _ async throws -> HTTPStatus in .noContent }
-        }) { (app: FluentApp) async throws in
+        ) { (app: FluentApp) async throws in
             let statuses = try await withThrowingTaskGroup(of: HTTPStatus.self) { group in
                 for index in 0..<60 {
                     let path = ["/todos/ok-\(index)", "/todos/fail-\(index)", "/todos/twice-\(index)", "/nothing"]
@@ -156,22 +162,25 @@ struct FluentTransactionTests {
     }
 
     @Test func aCommitThatDoesNotReturnFailsTheRequestAtItsTimeout() async throws {
-        try await withFluentApp(commitTimeout: .milliseconds(500), routes: { app, server, database in
-            // A deferred constraint trigger that sleeps: the commit takes 3 s.
-            try server.psql(
-                """
-                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS
-                  $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$;
-                CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON todos DEFERRABLE INITIALLY DEFERRED
-                  FOR EACH ROW EXECUTE FUNCTION slow_commit();
-                """,
-                database: database.name
-            )
-            app.post("todos", ":title") { request async throws -> HTTPStatus in
-                try await Todo(title: try request.parameters.require("title")).save(on: request.db)
-                return .created
+        try await withFluentApp(
+            commitTimeout: .milliseconds(500),
+            routes: { app, server, database in
+                // A deferred constraint trigger that sleeps: the commit takes 3 s.
+                try server.psql(
+                    """
+                    CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS
+                      $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$;
+                    CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON todos DEFERRABLE INITIALLY DEFERRED
+                      FOR EACH ROW EXECUTE FUNCTION slow_commit();
+                    """,
+                    database: database.name
+                )
+                app.post("todos", ":title") { request async throws -> HTTPStatus in
+                    try await Todo(title: try request.parameters.require("title")).save(on: request.db)
+                    return .created
+                }
             }
-        }) { (app: FluentApp) async throws in
+        ) { (app: FluentApp) async throws in
             let clock = ContinuousClock()
             let start = clock.now
             let response = try await app.post("/todos/slow")

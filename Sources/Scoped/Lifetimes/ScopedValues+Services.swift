@@ -73,7 +73,9 @@ extension ScopedValues {
     /// Synchronous, for a caller that cannot wait, such as a future-based database driver: it
     /// builds the service once with ``service(_:)`` and finds it here from then on.
     package func builtScopeService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
-        if let storage = node.storage(for: ObjectIdentifier(key)) { return ScopeNodeBuffer.load(storage, as: K.Value.self) }
+        if let storage = node.storage(for: ObjectIdentifier(key)) {
+            return ScopeNodeBuffer.load(storage, as: K.Value.self)
+        }
         guard K.lifetime == .scope, isInLifetimeScope, let box = scope?.builtBox(ObjectIdentifier(key)) else {
             return nil
         }
