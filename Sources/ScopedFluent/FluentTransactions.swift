@@ -7,8 +7,8 @@ import Synchronization
 /// A request scope's Fluent transactions: one per database its queries used, begun by the
 /// first query and ended with the scope.
 ///
-/// Statements find it with `ScopedValues.builtScopeService(_:)` once the scope's first
-/// statement has built it.
+/// Statements make and find it with `ScopedValues.scopeServiceWithoutWaiting(_:makingWith:)`:
+/// a future-based driver's statement cannot wait for a build.
 enum FluentTransactionsKey: ScopedServiceKey {
     static let lifetime = ScopedLifetime.scope
     static var name: String { "fluentTransactions" }

@@ -50,18 +50,30 @@ struct ScopedDatabase: Database {
     > {
         let values = ScopedValues.current
         guard values.isInLifetimeScope else { return statement(base) }
-        // Found without waiting once the scope holds its transactions, which is every statement
-        // but the scope's first.
-        if let transactions = values.builtScopeService(FluentTransactionsKey.self) {
-            return run(statement, in: transactions)
+        // Made without waiting, and found so by the scope's later statements: a statement
+        // needs no task to find its transaction.
+        let transactions: FluentTransactions
+        do {
+            guard
+                let found = try values.scopeServiceWithoutWaiting(
+                    FluentTransactionsKey.self,
+                    makingWith: { FluentTransactions() }
+                )
+            else {
+                // Only while another task builds it with `service(_:)`, which nothing here does.
+                return base.eventLoop
+                    .makeFutureWithTask {
+                        try await values.service(FluentTransactionsKey.self)
+                    }
+                    .flatMap { transactions in
+                        run(statement, in: transactions)
+                    }
+            }
+            transactions = found
+        } catch {
+            return base.eventLoop.makeFailedFuture(error)
         }
-        return base.eventLoop
-            .makeFutureWithTask {
-                try await values.service(FluentTransactionsKey.self)
-            }
-            .flatMap { transactions in
-                run(statement, in: transactions)
-            }
+        return run(statement, in: transactions)
     }
 
     private func run<T: Sendable>(

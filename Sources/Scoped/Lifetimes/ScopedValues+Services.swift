@@ -67,18 +67,26 @@ extension ScopedValues {
     /// scope, or one opened with `withScope`), not a root or a tenant.
     package var isInLifetimeScope: Bool { scope?.lifetime == .scope }
 
-    /// The ``ScopedLifetime/scope`` service `key` names if the innermost scope has built it (or
-    /// a test set it); `nil` before it is built, and outside such a scope.
+    /// The ``ScopedLifetime/scope`` service `key` names, without waiting: the innermost
+    /// scope's (or what a test set), made with `make` now if that scope has not built it yet.
     ///
-    /// Synchronous, for a caller that cannot wait, such as a future-based database driver: it
-    /// builds the service once with ``service(_:)`` and finds it here from then on.
-    package func builtScopeService<K: ScopedServiceKey>(_ key: K.Type) -> K.Value? {
+    /// For a caller that cannot wait, such as a future-based database driver, and a service
+    /// whose making is cheap, reads nothing and cannot fail (`make`, not `K.makeValue()`). The
+    /// scope closes it like any service it built; its making is not traced as a build.
+    ///
+    /// - Returns: `nil` outside a scope that owns ``ScopedLifetime/scope`` services, and while
+    ///   another task builds the service with ``service(_:)``.
+    /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
+    package func scopeServiceWithoutWaiting<K: ScopedServiceKey>(
+        _ key: K.Type,
+        makingWith make: () -> K.Value
+    ) throws -> K.Value? {
         if let storage = node.storage(for: ObjectIdentifier(key)) {
             return ScopeNodeBuffer.load(storage, as: K.Value.self)
         }
-        guard K.lifetime == .scope, isInLifetimeScope, let box = scope?.builtBox(ObjectIdentifier(key)) else {
-            return nil
-        }
+        guard K.lifetime == .scope, isInLifetimeScope,
+            let box = try scope?.serviceMadeWithoutWaiting(key, make: { ValueBox(make()) })
+        else { return nil }
         return ScopeNodeBuffer.load(box, as: K.Value.self)
     }
 

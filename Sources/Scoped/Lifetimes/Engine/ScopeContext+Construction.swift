@@ -119,6 +119,32 @@ extension ScopeContext {
 
     /// An empty node of this root on which an app service is built: every read falls through
     /// to an observer that answers it from the root's values and records it in `inputs`.
+    /// The service `key` names: this scope's if built, or made with `make` now and kept as
+    /// built, without waiting; `nil` while another task builds it.
+    ///
+    /// For a service whose making is cheap, reads nothing and cannot fail, needed by a caller
+    /// that cannot wait: it is closed with the scope like any other, but its making is not
+    /// checked for cycles nor traced as a build.
+    ///
+    /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
+    package func serviceMadeWithoutWaiting(
+        _ key: any ScopedServiceKey.Type,
+        make: () -> AnyValueBox
+    ) throws -> AnyValueBox? {
+        let id = ObjectIdentifier(key)
+        return try state.withLock { state in
+            if let index = state.index(of: id) {
+                guard case .built(let box, _, _) = state.entries[index].slot else { return nil }
+                return box
+            }
+            guard !state.isClosed else { throw ScopedError.scopeEnded(entry: key.name) }
+            let box = make()
+            state.entries.append(Entry(id: id, slot: .built(box, key: key, order: state.builtCount)))
+            state.builtCount += 1
+            return box
+        }
+    }
+
     private func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {
         guard let root = state.withLock({ $0.node }) else { return nil }
         let observer = DefaultReadObserver(recording: InputRecording(root: root, into: inputs))

@@ -154,15 +154,10 @@ package final class ScopeContext: Sendable {
     }
 
     /// Whether the service for `key` has been built in this scope.
-    package func isBuilt(_ key: ObjectIdentifier) -> Bool { builtBox(key) != nil }
-
-    /// The service for `key`, in its box, if this scope has built it; `nil` otherwise.
-    package func builtBox(_ key: ObjectIdentifier) -> AnyValueBox? {
+    package func isBuilt(_ key: ObjectIdentifier) -> Bool {
         state.withLock { state in
-            guard let index = state.index(of: key), case .built(let box, _, _) = state.entries[index].slot else {
-                return nil
-            }
-            return box
+            guard let index = state.index(of: key), case .built = state.entries[index].slot else { return false }
+            return true
         }
     }
 
