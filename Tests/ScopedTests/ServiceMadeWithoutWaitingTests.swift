@@ -24,8 +24,12 @@ struct ServiceMadeWithoutWaitingTests {
         let root = ScopeRoot { _ in }
         let (first, again, read) = try await root.withScope {
             let values = ScopedValues.current
-            let first = try #require(try values.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init))
-            let again = try #require(try values.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init))
+            let first = try #require(
+                try values.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init)
+            )
+            let again = try #require(
+                try values.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init)
+            )
             // The scope built it: an async read finds the same instance.
             let read = try await values.service(CloseTallyKey.self)
             return (first, again, read)
@@ -49,7 +53,9 @@ struct ServiceMadeWithoutWaitingTests {
     }
 
     @Test func outsideAScopeOfScopeServicesThereIsNoneAndNothingIsMade() async throws {
-        #expect(try ScopedValues.current.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init) == nil)
+        #expect(
+            try ScopedValues.current.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init) == nil
+        )
         let root = ScopeRoot { _ in }
         #expect(try root.values.scopeServiceWithoutWaiting(CloseTallyKey.self, makingWith: CloseTally.init) == nil)
         await root.shutdown()

@@ -117,8 +117,6 @@ extension ScopeContext {
         return box
     }
 
-    /// An empty node of this root on which an app service is built: every read falls through
-    /// to an observer that answers it from the root's values and records it in `inputs`.
     /// The service `key` names: this scope's if built, or made with `make` now and kept as
     /// built, without waiting; `nil` while another task builds it.
     ///
@@ -145,6 +143,8 @@ extension ScopeContext {
         }
     }
 
+    /// An empty node of this root on which an app service is built: every read falls through
+    /// to an observer that answers it from the root's values and records it in `inputs`.
     private func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {
         guard let root = state.withLock({ $0.node }) else { return nil }
         let observer = DefaultReadObserver(recording: InputRecording(root: root, into: inputs))
