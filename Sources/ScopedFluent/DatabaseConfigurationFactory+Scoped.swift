@@ -35,7 +35,8 @@ extension DatabaseConfigurationFactory {
     /// without this wrapper, each statement on its own. Inside a request scope,
     /// `transaction(_:)` joins the request's transaction, as Fluent's drivers join one already
     /// open: what its closure does commits or rolls back with the request. A request that makes
-    /// no query leases nothing.
+    /// no query leases nothing. A scope whose `transactionMode` is `.readOnly` gets a read-only
+    /// transaction on PostgreSQL.
     ///
     /// - Parameters:
     ///   - base: the database to wrap, such as `.postgres(configuration:)` or `.sqlite(_:)`.

@@ -1,4 +1,5 @@
 import FluentKit
+import SQLKit
 import NIOCore
 import Scoped
 import ScopedDatabase
@@ -32,11 +33,15 @@ final class FluentTransactions: Sendable {
 
     private let state = Mutex(State())
 
-    /// The scope's transaction on `driver`'s database, begun on `base` if this is its first
-    /// statement there.
+    /// The scope's transaction on `driver`'s database, begun on `base` in `mode` if this is
+    /// its first statement there.
     ///
     /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
-    func transaction(on driver: ScopedDatabaseDriver, beginningWith base: any Database) throws -> FluentTransaction {
+    func transaction(
+        on driver: ScopedDatabaseDriver,
+        beginningWith base: any Database,
+        mode: TransactionMode
+    ) throws -> FluentTransaction {
         let id = ObjectIdentifier(driver)
         let (transaction, isNew) = try state.withLock { state in
             guard !state.isEnded else { throw ScopedError.scopeEnded(entry: FluentTransactionsKey.name) }
@@ -46,7 +51,7 @@ final class FluentTransactions: Sendable {
             return (transaction, true)
         }
         // Begun outside the lock: a pool with a free connection runs Fluent's closure at once.
-        if isNew { transaction.begin(on: base) }
+        if isNew { transaction.begin(on: base, mode: mode) }
         return transaction
     }
 
@@ -96,14 +101,23 @@ final class FluentTransaction: Sendable {
         self.commitTimeout = commitTimeout
     }
 
-    /// Leases a connection of `base` and begins the transaction on it.
-    func begin(on base: any Database) {
+    /// Leases a connection of `base` and begins the transaction on it, read-only on
+    /// PostgreSQL when `mode` is `.readOnly`.
+    func begin(on base: any Database, mode: TransactionMode) {
         let ready = ready
         let ending = ending
         let transaction = base.transaction { connection in
             self.state.withLock { $0.began = true }
-            ready.succeed(connection)
-            return ending.futureResult
+            // Other SQL dialects have no read-only transaction to ask for.
+            guard mode == .readOnly, let sql = connection as? any SQLDatabase, sql.dialect.name == "postgresql" else {
+                ready.succeed(connection)
+                return ending.futureResult
+            }
+            return sql.raw("SET TRANSACTION READ ONLY").run()
+                .flatMap {
+                    ready.succeed(connection)
+                    return ending.futureResult
+                }
         }
         // A lease or a `BEGIN` that failed fails the statements waiting for the connection.
         transaction.whenFailure { ready.fail($0) }

@@ -3,6 +3,7 @@ import NIOCore
 import SQLKit
 import Logging
 import Scoped
+import ScopedDatabase
 
 /// A Fluent database whose queries inside a request scope run in the scope's transaction, and
 /// outside any on `base`.
@@ -66,22 +67,23 @@ struct ScopedDatabase: Database {
                         try await values.service(FluentTransactionsKey.self)
                     }
                     .flatMap { transactions in
-                        run(statement, in: transactions)
+                        run(statement, in: transactions, mode: values.transactionMode)
                     }
             }
             transactions = found
         } catch {
             return base.eventLoop.makeFailedFuture(error)
         }
-        return run(statement, in: transactions)
+        return run(statement, in: transactions, mode: values.transactionMode)
     }
 
     private func run<T: Sendable>(
         _ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>,
-        in transactions: FluentTransactions
+        in transactions: FluentTransactions,
+        mode: TransactionMode
     ) -> EventLoopFuture<T> {
         do {
-            return try transactions.transaction(on: driver, beginningWith: base).run(statement)
+            return try transactions.transaction(on: driver, beginningWith: base, mode: mode).run(statement)
         } catch {
             return base.eventLoop.makeFailedFuture(error)
         }

@@ -2,6 +2,7 @@ import Fluent
 import FluentPostgresDriver
 import Foundation
 import NIOCore
+import ScopedDatabase
 import ScopedFluent
 import ScopedTestSupport
 import ScopedVapor
@@ -78,7 +79,11 @@ func withFluentApp<R: Sendable>(
         app.migrations.add(CreateTodos())
         // Outside any request scope: each statement on its own, as without the wrapper.
         try await app.autoMigrate()
-        app.middleware.use(RequestScopeMiddleware(root: ScopeRoot { _ in }))
+        app.middleware.use(
+            RequestScopeMiddleware(root: ScopeRoot { _ in }) { values, request in
+                if request.headers.first(name: "X-Read-Only") != nil { values.transactionMode = .readOnly }
+            }
+        )
         try routes(app, server, database)
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         let port = try #require(app.http.server.shared.localAddress?.port)

@@ -5,6 +5,7 @@ import NIOCore
 import ScopedFluent
 import ScopedTestSupport
 import ScopedVapor
+import Synchronization
 import Testing
 import Vapor
 
@@ -187,6 +188,65 @@ struct FluentTransactionTests {
             #expect(clock.now - start < .seconds(2.5))
             #expect(response.status == .internalServerError)
             #expect(response.body.map { String(buffer: $0) }?.contains("fluentTransactions") == true)
+        }
+    }
+
+    @Test func aReadOnlyScopesTransactionRefusesWrites() async throws {
+        let refusal = Mutex<String?>(nil)
+        try await withFluentApp(routes: { app, _, _ in
+            app.post("todos", ":title") { request async throws -> [String] in
+                let titles = try await Todo.query(on: request.db).all().map(\.title)
+                do {
+                    try await Todo(title: try request.parameters.require("title")).save(on: request.db)
+                } catch {
+                    refusal.withLock { $0 = String(reflecting: error) }
+                    throw error
+                }
+                return titles
+            }
+        }) { (app: FluentApp) async throws in
+            #expect(try await app.post("/todos/written").status == .ok)
+            #expect(refusal.withLock { $0 } == nil)
+            let refused = try await app.post("/todos/refused", headers: ["X-Read-Only": "1"])
+            #expect(refused.status == .internalServerError)
+            #expect(refusal.withLock { $0 }?.contains("cannot execute INSERT in a read-only transaction") == true)
+            #expect(try app.committedTitles() == ["written"])
+        }
+    }
+
+    @Test func aClientThatGoesAwayMidResponseRollsBackAndTheConnectionComesBack() async throws {
+        try await withFluentApp(routes: { app, _, _ in
+            // Inserts a row, then streams lines until the client goes away, each read from the
+            // request's transaction.
+            app.get("export", ":title") { request async throws -> Response in
+                try await Todo(title: try request.parameters.require("title")).save(on: request.db)
+                return Response(
+                    body: .init(scopedAsyncStream: { writer in
+                        for line in 0... {
+                            let count = try await Todo.query(on: request.db).count()
+                            try await writer.write(.buffer(ByteBuffer(string: "line \(line): \(count)\n")))
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                    })
+                )
+            }
+        }) { (app: FluentApp) async throws in
+            let connection = try await RawHTTPConnection(port: app.port)
+            let received = try await connection.exchange("GET /export/gone HTTP/1.1\r\nHost: test\r\n\r\n") {
+                $0.contains("line 3: 1\n")
+            }
+            #expect(received.hasPrefix("HTTP/1.1 200 OK"))
+            // Its transaction ended (no session of the database is left in one) without a commit.
+            let idleInTransaction = """
+                SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND state LIKE 'idle in transaction%'
+                """
+            #expect(
+                try await eventually {
+                    try app.server.psql(idleInTransaction, database: app.database.name) == "0"
+                }
+            )
+            #expect(try app.committedTitles().isEmpty)
         }
     }
 }
