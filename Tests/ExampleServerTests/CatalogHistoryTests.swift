@@ -51,7 +51,7 @@ struct CatalogHistoryTests {
 
     @Test(arguments: Backend.available)
     func shutdownWaitsForChangesStillBeingRecorded(backend: Backend) async throws {
-        let database = try TestDatabase(backend)
+        let database = try await TestDatabase(backend)
         let created = 20
         // `withCatalogServer` stops the server, then shuts the root down, which waits for the
         // records handed off.

@@ -52,7 +52,7 @@ struct CatalogLiveRatingsTests {
     func aThousandMessagesOnOneConnectionWriteAThousandRatingsEachCommittedBeforeItsReply(
         backend: Backend
     ) async throws {
-        let database = try TestDatabase(backend)
+        let database = try await TestDatabase(backend)
         let messages = (1...1000).map { #"{"rate":{"movieID":1,"stars":\#($0 % 5 + 1)}}"# }
         try await withCatalogServer(on: database) { client, root, _ in
             let replies = try await converse(client, messages)
@@ -67,7 +67,7 @@ struct CatalogLiveRatingsTests {
 
     @Test(arguments: Backend.available)
     func aMessageWhoseHandlerThrowsRollsBackOnlyItsOwnWrite(backend: Backend) async throws {
-        let database = try TestDatabase(backend)
+        let database = try await TestDatabase(backend)
         let failing = FailingOnThreeStarsRepository(base: backend.repository)
         try await withCatalogServer(on: database, repository: failing) { client, root, _ in
             let replies = try await converse(
@@ -85,7 +85,7 @@ struct CatalogLiveRatingsTests {
 
     @Test(arguments: Backend.available)
     func invalidMessagesGetAnErrorNamingTheProblemAndTheConnectionStaysOpen(backend: Backend) async throws {
-        let database = try TestDatabase(backend)
+        let database = try await TestDatabase(backend)
         try await withCatalogServer(on: database) { client, _, _ in
             let replies = try await converse(
                 client,

@@ -143,7 +143,7 @@ struct CatalogLiveTests {
 
     @Test(arguments: Backend.available)
     func debugEchoReportsTheRequestsOwnValuesAndStatsCountWhatIsOpen(backend: Backend) async throws {
-        let database = try TestDatabase(backend)
+        let database = try await TestDatabase(backend)
         let configuration = try await loadConfiguration(
             .development,
             folder: database.folder,

@@ -19,23 +19,24 @@ import Testing
 /// One catalog database on the PostgreSQL test server, shared by the tests below, each of them
 /// in a transaction of its own that is rolled back when it ends.
 struct SharedCatalogDatabase: ScopedDatabase.TestDatabase {
-    private static let url = Mutex<String?>(nil)
+    private static let url = Mutex<Task<String, any Error>?>(nil)
 
     /// The database's URL, made and migrated on first use.
-    static func shared() throws -> String {
-        try url.withLock { url in
+    static func shared() async throws -> String {
+        let making = url.withLock { url in
             if let url { return url }
-            let made = try PostgresTestServer.shared().makeDatabase().url
-            url = made
-            return made
+            let making = Task { try await PostgresTestServer.shared().makeDatabase().url }
+            url = making
+            return making
         }
+        return try await making.value
     }
 
     func withIsolation<R: Sendable>(
         for test: String,
         _ body: (@escaping @Sendable (inout ScopedValues) -> Void) async throws -> R
     ) async throws -> R {
-        let configuration = try PostgresConfiguration(
+        let configuration = try await PostgresConfiguration(
             url: try Self.shared(),
             migrations: PostgresMovieRepository.migrations
         )
@@ -55,9 +56,10 @@ struct CatalogRealDatabaseTests {
         _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void
     ) async throws {
         let folder = try TemporaryFolder()
-        let environment =
-            backend == .postgres
-            ? ["DATABASE_KIND": "postgres", "DATABASE_URL": try SharedCatalogDatabase.shared()] : [:]
+        var environment: [String: String] = [:]
+        if backend == .postgres {
+            environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": try await SharedCatalogDatabase.shared()]
+        }
         let configuration = try await loadConfiguration(.test, folder: folder, environment: environment)
         var logger = Logger(label: "test")
         logger.logLevel = .warning
@@ -104,7 +106,7 @@ struct CatalogRealDatabaseTests {
 
     @Test(.enabled(if: PostgresTestServer.isEnabled))
     func onPostgreSQLNothingOutlivesTheTest() async throws {
-        let url = try SharedCatalogDatabase.shared()
+        let url = try await SharedCatalogDatabase.shared()
         try await SharedCatalogDatabase()
             .withIsolation(for: "test") { isolate in
                 try await withTestScope({ isolate(&$0) }) {
@@ -118,7 +120,7 @@ struct CatalogRealDatabaseTests {
                 }
             }
         let name = String(url.split(separator: "/").last?.split(separator: "?").first ?? "")
-        #expect(try PostgresTestServer.shared().psql("SELECT count(*) FROM movies", database: name) == "0")
-        #expect(try PostgresTestServer.shared().psql("SELECT count(*) FROM movie_changes", database: name) == "0")
+        #expect(try await PostgresTestServer.shared().psql("SELECT count(*) FROM movies", database: name) == "0")
+        #expect(try await PostgresTestServer.shared().psql("SELECT count(*) FROM movie_changes", database: name) == "0")
     }
 }

@@ -119,7 +119,7 @@ struct CatalogTenantTests {
 
     @Test(.enabled(if: Backend.available.contains(.postgres)))
     func onPostgreSQLEachTenantKeepsItsCatalogInASchemaOfItsOwn() async throws {
-        let database = try TestDatabase(.postgres)
+        let database = try await TestDatabase(.postgres)
         let written = Locked<[String: Int]>([:])
         try await withCatalogServer(on: database, profile: .multitenant) { client, root, _ in
             #expect(try await create(client, "Alpha", tenant: "a").status == .created)

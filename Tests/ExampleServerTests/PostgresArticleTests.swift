@@ -54,7 +54,7 @@ struct PostgresArticleTests {
 
     @Test(.enabled(if: PostgresTestServer.isEnabled))
     func theSessionSnippetReadsAMovie() async throws {
-        let url = try PostgresTestServer.shared().makeDatabase().url
+        let url = try await PostgresTestServer.shared().makeDatabase().url
         let configuration = try PostgresConfiguration(url: url, migrations: PostgresMovieRepository.migrations)
         let root = ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
             $0.postgresConfiguration = configuration

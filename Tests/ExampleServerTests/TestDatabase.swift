@@ -15,7 +15,7 @@ struct TestDatabase: Sendable {
     let environment: [String: String]
     private let postgresName: String?
 
-    init(_ backend: Backend) throws {
+    init(_ backend: Backend) async throws {
         self.backend = backend
         folder = try TemporaryFolder()
         switch backend {
@@ -23,7 +23,7 @@ struct TestDatabase: Sendable {
             environment = [:]
             postgresName = nil
         case .postgres:
-            let created = try PostgresTestServer.shared().makeDatabase()
+            let created = try await PostgresTestServer.shared().makeDatabase()
             environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url]
             postgresName = created.name
         }
@@ -35,7 +35,7 @@ struct TestDatabase: Sendable {
     /// - Throws: the database's error for a statement it refuses.
     func execute(_ sql: String) async throws {
         if let postgresName {
-            _ = try PostgresTestServer.shared().psql(sql, database: postgresName)
+            _ = try await PostgresTestServer.shared().psql(sql, database: postgresName)
         } else {
             let database = try sqlite()
             defer { Task { await database.close() } }
@@ -50,7 +50,7 @@ struct TestDatabase: Sendable {
     /// - Throws: the database's error for a query it refuses.
     func integers(_ sql: String) async throws -> [Int] {
         if let postgresName {
-            return try PostgresTestServer.shared().psql(sql, database: postgresName)
+            return try await PostgresTestServer.shared().psql(sql, database: postgresName)
                 .split(separator: "\n").compactMap { Int($0.split(separator: "|").first ?? "") }
         }
         let database = try sqlite()

@@ -47,8 +47,8 @@ func configureImport(_ app: Application) {
 )
 struct FluentArticleTests {
     @Test func theArticlesApplicationCommitsAnImportWholeOrNotAtAll() async throws {
-        let server = try PostgresTestServer.shared()
-        let database = try server.makeDatabase()
+        let server = try await PostgresTestServer.shared()
+        let database = try await server.makeDatabase()
         let app = try await Application.make(.testing)
         app.logger.logLevel = .critical
         do {
@@ -71,7 +71,7 @@ struct FluentArticleTests {
                 try $0.content.encode(TodoImport(titles: ["two", "three"]))
             }
             #expect(imported.status == .created)
-            let titles = try server.psql("SELECT title FROM todos ORDER BY id", database: database.name)
+            let titles = try await server.psql("SELECT title FROM todos ORDER BY id", database: database.name)
             #expect(titles.split(separator: "\n") == ["one", "two", "three"])
             await app.server.shutdown()
             try await app.asyncShutdown()

@@ -44,8 +44,8 @@ struct FluentApp {
     let database: PostgresTestServer.Database
 
     /// The titles committed, read by `psql` from outside the application.
-    func committedTitles() throws -> [String] {
-        try server.psql("SELECT title FROM todos ORDER BY id", database: database.name)
+    func committedTitles() async throws -> [String] {
+        try await server.psql("SELECT title FROM todos ORDER BY id", database: database.name)
             .split(separator: "\n").map(String.init)
     }
 
@@ -61,11 +61,11 @@ struct FluentApp {
 func withFluentApp<R: Sendable>(
     commitTimeout: Duration = .seconds(5),
     maxConnectionsPerEventLoop: Int = 1,
-    routes: (Application, PostgresTestServer, PostgresTestServer.Database) throws -> Void,
+    routes: (Application, PostgresTestServer, PostgresTestServer.Database) async throws -> Void,
     _ body: (FluentApp) async throws -> R
 ) async throws -> R {
-    let server = try PostgresTestServer.shared()
-    let database = try server.makeDatabase()
+    let server = try await PostgresTestServer.shared()
+    let database = try await server.makeDatabase()
     let app = try await Application.make(.testing)
     app.logger.logLevel = .critical
     do {
@@ -84,7 +84,7 @@ func withFluentApp<R: Sendable>(
                 if request.headers.first(name: "X-Read-Only") != nil { values.transactionMode = .readOnly }
             }
         )
-        try routes(app, server, database)
+        try await routes(app, server, database)
         try await app.server.start(address: .hostname("127.0.0.1", port: 0))
         let port = try #require(app.http.server.shared.localAddress?.port)
         let result = try await body(FluentApp(app: app, port: port, server: server, database: database))

@@ -23,7 +23,7 @@ struct FluentTransactionTests {
                 try await Todo(title: title).save(on: request.db)
                 // Another `request.db`, from a child task: still the request's transaction.
                 let second = try await Task { try await request.db.transactionID() }.value
-                let outside = try server.psql("SELECT count(*) FROM todos", database: database.name)
+                let outside = try await server.psql("SELECT count(*) FROM todos", database: database.name)
                 let titles = try await Todo.query(on: request.db).all().map(\.title)
                 return TransactionEcho(transactionIDs: [first, second], visibleOutside: Int(outside), titles: titles)
             }
@@ -36,7 +36,7 @@ struct FluentTransactionTests {
             #expect(echo.titles == ["first"])
             #expect(echo.visibleOutside == 0)
             // Committed by the time the client has the response.
-            #expect(try app.committedTitles() == ["first"])
+            #expect(try await app.committedTitles() == ["first"])
         }
     }
 
@@ -51,9 +51,9 @@ struct FluentTransactionTests {
             }
         }) { (app: FluentApp) async throws in
             #expect(try await app.post("/todos/refused?fail=1").status == .conflict)
-            #expect(try app.committedTitles().isEmpty)
+            #expect(try await app.committedTitles().isEmpty)
             #expect(try await app.post("/todos/kept").status == .created)
-            #expect(try app.committedTitles() == ["kept", "kept-2"])
+            #expect(try await app.committedTitles() == ["kept", "kept-2"])
         }
     }
 
@@ -70,7 +70,7 @@ struct FluentTransactionTests {
             let response = try await app.post("/todos/twice")
             #expect(response.status == .internalServerError)
             #expect(response.body.map { String(buffer: $0) }?.contains("rolled back, not committed") == true)
-            #expect(try app.committedTitles().isEmpty)
+            #expect(try await app.committedTitles().isEmpty)
         }
     }
 
@@ -92,7 +92,7 @@ struct FluentTransactionTests {
             #expect(echo.transactionIDs[0] == echo.transactionIDs[1])
             // The closure's work rolls back with the request that failed after it.
             #expect(try await app.post("/todos/undone?fail=1").status == .conflict)
-            #expect(try app.committedTitles() == ["joined"])
+            #expect(try await app.committedTitles() == ["joined"])
         }
     }
 
@@ -100,7 +100,7 @@ struct FluentTransactionTests {
         try await withFluentApp(routes: { _, _, _ in
         }) { (app: FluentApp) async throws in
             try await Todo(title: "outside").save(on: app.app.db)
-            #expect(try app.committedTitles() == ["outside"])
+            #expect(try await app.committedTitles() == ["outside"])
             #expect(try await app.app.db.transaction { try await $0.transactionID() } > 0)
         }
     }
@@ -132,8 +132,8 @@ struct FluentTransactionTests {
             #expect(statuses.filter { $0 == .conflict }.count == 15)
             #expect(statuses.filter { $0 == .internalServerError }.count == 15)
             #expect(statuses.filter { $0 == .noContent }.count == 15)
-            #expect(try app.committedTitles().count == 15)
-            #expect(try app.committedTitles().allSatisfy { $0.hasPrefix("ok-") })
+            #expect(try await app.committedTitles().count == 15)
+            #expect(try await app.committedTitles().allSatisfy { $0.hasPrefix("ok-") })
         }
     }
 
@@ -167,7 +167,7 @@ struct FluentTransactionTests {
             commitTimeout: .milliseconds(500),
             routes: { app, server, database in
                 // A deferred constraint trigger that sleeps: the commit takes 3 s.
-                try server.psql(
+                try await server.psql(
                     """
                     CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS
                       $$ BEGIN PERFORM pg_sleep(3); RETURN NULL; END $$;
@@ -210,7 +210,7 @@ struct FluentTransactionTests {
             let refused = try await app.post("/todos/refused", headers: ["X-Read-Only": "1"])
             #expect(refused.status == .internalServerError)
             #expect(refusal.withLock { $0 }?.contains("cannot execute INSERT in a read-only transaction") == true)
-            #expect(try app.committedTitles() == ["written"])
+            #expect(try await app.committedTitles() == ["written"])
         }
     }
 
@@ -243,10 +243,10 @@ struct FluentTransactionTests {
                 """
             #expect(
                 try await eventually {
-                    try app.server.psql(idleInTransaction, database: app.database.name) == "0"
+                    try await app.server.psql(idleInTransaction, database: app.database.name) == "0"
                 }
             )
-            #expect(try app.committedTitles().isEmpty)
+            #expect(try await app.committedTitles().isEmpty)
         }
     }
 }

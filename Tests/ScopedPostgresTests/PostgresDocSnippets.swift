@@ -26,7 +26,7 @@ struct PostgresDocSnippets {
     }
 
     @Test func aSessionsQueriesReadTheScopesTransaction() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             try await root.withScope {
                 let session = try await ScopedValues.current.postgresSession

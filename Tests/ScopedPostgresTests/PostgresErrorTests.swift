@@ -19,7 +19,7 @@ struct PostgresErrorTests {
     }
 
     @Test func constraintViolationsSerializationFailuresAndAFullServerHaveTheirKinds() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('taken')")
@@ -48,19 +48,19 @@ struct PostgresErrorTests {
     }
 
     @Test func aConnectionTerminatedMidScopeIsConnectionLostAndTheScopeStillEnds() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             let lost = await #expect(throws: PostgresDatabaseError.self) {
                 try await root.withScope {
                     let session = try await ScopedValues.current.postgresSession
                     let pid = try await session.query("SELECT pg_backend_pid()")[0].decode(Int32.self)
-                    try fixture.server.psql("SELECT pg_terminate_backend(\(pid))", database: fixture.database)
+                    try await fixture.server.psql("SELECT pg_terminate_backend(\(pid))", database: fixture.database)
                     // Once the backend is gone and the client has read the end of the stream.
                     // (A statement sent before the client noticed would wait forever: postgres-nio
                     // drops it without failing it. The session cannot see that case.)
                     #expect(
                         try await eventually {
-                            try fixture.server.psql(
+                            try await fixture.server.psql(
                                 "SELECT count(*) FROM pg_stat_activity WHERE pid = \(pid)",
                                 database: fixture.database
                             ) == "0"
@@ -77,6 +77,6 @@ struct PostgresErrorTests {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('next')")
             }
         }
-        #expect(try fixture.itemCount() == 1)
+        #expect(try await fixture.itemCount() == 1)
     }
 }

@@ -25,9 +25,13 @@ struct PostgresFixture {
     let database: String
 
     /// A new database on `server`, by default the process's shared test server.
-    init(server: PostgresTestServer? = nil) throws {
-        self.server = try server ?? PostgresTestServer.shared()
-        let created = try self.server.makeDatabase()
+    init(server: PostgresTestServer? = nil) async throws {
+        if let server {
+            self.server = server
+        } else {
+            self.server = try await PostgresTestServer.shared()
+        }
+        let created = try await self.server.makeDatabase()
         url = created.url
         database = created.name
     }
@@ -64,13 +68,13 @@ struct PostgresFixture {
     }
 
     /// How many rows `items` holds, read by psql, outside the application.
-    func itemCount() throws -> Int {
-        Int(try server.psql("SELECT count(*) FROM items", database: database)) ?? -1
+    func itemCount() async throws -> Int {
+        Int(try await server.psql("SELECT count(*) FROM items", database: database)) ?? -1
     }
 
     /// The states of the database's other connections, from `pg_stat_activity`.
-    func connectionStates() throws -> [String] {
-        try server.psql(
+    func connectionStates() async throws -> [String] {
+        try await server.psql(
             "SELECT coalesce(state, '') FROM pg_stat_activity WHERE datname = '\(database)' AND pid <> pg_backend_pid()",
             database: database
         )

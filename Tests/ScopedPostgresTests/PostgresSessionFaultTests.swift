@@ -38,7 +38,7 @@ struct PostgresSessionFaultTests {
     }
 
     @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await withRoot(fixture) { root in
             let kept = try await root.withScope {
                 let session = try await ScopedValues.current.postgresSession
@@ -51,12 +51,12 @@ struct PostgresSessionFaultTests {
             let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
             #expect(database.statistics().leased == 0)
         }
-        #expect(try fixture.itemCount() == 1)
+        #expect(try await fixture.itemCount() == 1)
     }
 
     @Test(arguments: ["fast", "immediate"])
     func afterARestartDeadConnectionsAreReplacedAndWritesSucceedAgain(mode: String) async throws {
-        let fixture = try PostgresFixture(server: .dedicated())
+        let fixture = try await PostgresFixture(server: .dedicated())
         try await withRoot(fixture, maximumConnections: 4) { root in
             // Four writers at once: every connection of the pool is open when the server restarts.
             try await withThrowingTaskGroup { group in
@@ -71,7 +71,7 @@ struct PostgresSessionFaultTests {
                 }
                 try await group.waitForAll()
             }
-            try fixture.server.restart(mode: mode)
+            try await fixture.server.restart(mode: mode)
             // Each dead connection may fail one request, as connection lost (503), never as a
             // hang; then a connection to the restarted server serves the writes.
             let restarted = ContinuousClock.now
@@ -97,7 +97,7 @@ struct PostgresSessionFaultTests {
             let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
             #expect(database.statistics().leased == 0)
         }
-        #expect(try fixture.itemCount() == 12)
+        #expect(try await fixture.itemCount() == 12)
     }
 
     @Test func aFrozenServerFailsTheStatementAtItsDeadlineAndTheConnectionIsDiscarded() async throws {
@@ -105,7 +105,7 @@ struct PostgresSessionFaultTests {
         // shared memory, which would stall other tests' statements on a shared server, and
         // theirs, ours. (Its next statement ran past 2 s in 3 of about 12 full runs beside the
         // other suites on the shared server, never alone.)
-        let fixture = try PostgresFixture(server: .dedicated())
+        let fixture = try await PostgresFixture(server: .dedicated())
         try await withRoot(fixture) { root in
             let frozen = Recorder<Int32>()
             // Timed from the freeze, not from the scope's start: connecting and the first query
@@ -149,11 +149,11 @@ struct PostgresSessionFaultTests {
                 }
             }
         }
-        #expect(try fixture.itemCount() == 1)
+        #expect(try await fixture.itemCount() == 1)
     }
 
     @Test func aSessionWaitsForAConnectionOnlyUntilItsLeaseTimeout() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await withRoot(fixture, maximumConnections: 1, leaseTimeout: .milliseconds(300)) { root in
             let holding = AsyncStream.makeStream(of: Void.self)
             let release = Signal()

@@ -13,7 +13,7 @@ struct Failure: Error {}
 @Suite(postgresAvailable, .loadExclusion)
 struct PostgresSessionTests {
     @Test func aScopeCommitsWhenItEndsWellAndRollsBackWhenItThrowsOrIsCancelled() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             _ = try await root.withScope {
                 try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES (\("kept"))")
@@ -37,15 +37,16 @@ struct PostgresSessionTests {
             }
             _ = await cancelled.result
             #expect(
-                try fixture.server.psql("SELECT string_agg(name, ',') FROM items", database: fixture.database) == "kept"
+                try await fixture.server.psql("SELECT string_agg(name, ',') FROM items", database: fixture.database)
+                    == "kept"
             )
             // Every connection went back to the pool with its transaction ended.
-            #expect(try fixture.connectionStates().allSatisfy { $0 == "idle" })
+            #expect(try await fixture.connectionStates().allSatisfy { $0 == "idle" })
         }
     }
 
     @Test func aLargeResultIsReadAsARowSequenceInsideTheSessionsTransaction() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             let (count, last) = try await root.withScope {
                 let session = try await ScopedValues.current.postgresSession
@@ -66,11 +67,11 @@ struct PostgresSessionTests {
             #expect(count == 5000)
             #expect(last == "item 5000")
         }
-        #expect(try fixture.itemCount() == 5000)
+        #expect(try await fixture.itemCount() == 5000)
     }
 
     @Test func valuesAreBoundNotSplicedEvenWhenTheyLookLikeSQL() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         let hostile = "x'); DROP TABLE items; --"
         try await fixture.withRoot { root in
             let stored = try await root.withScope {
@@ -81,11 +82,11 @@ struct PostgresSessionTests {
             }
             #expect(stored == [hostile])
         }
-        #expect(try fixture.itemCount() == 1)
+        #expect(try await fixture.itemCount() == 1)
     }
 
     @Test func concurrentChildTasksOfOneScopeShareItsOneTransactionOneStatementAtATime() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot(maximumConnections: 2) { root in
             let transactions = try await root.withScope {
                 try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -101,11 +102,11 @@ struct PostgresSessionTests {
             }
             #expect(transactions.count == 1)
         }
-        #expect(try fixture.itemCount() == 50)
+        #expect(try await fixture.itemCount() == 50)
     }
 
     @Test func manyMoreScopesThanConnectionsAllFinishBecauseEveryConnectionIsReturned() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         // 200 scopes queue for 4 connections beside the rest of the suite: in a loaded CI run the
         // last waited past the default 5 s lease timeout, failed, and their rows were missing.
         // The bound here is the test's, not the property under test.
@@ -131,13 +132,13 @@ struct PostgresSessionTests {
             }
             #expect(unexpected.all.isEmpty, "\(unexpected.all)")
             #expect(root.openScopeCount == 0)
-            #expect(try fixture.connectionStates().allSatisfy { $0 == "idle" })
+            #expect(try await fixture.connectionStates().allSatisfy { $0 == "idle" })
         }
-        #expect(try fixture.itemCount() == 100)
+        #expect(try await fixture.itemCount() == 100)
     }
 
     @Test func aReadOnlyScopeRefusesToWrite() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             await #expect(throws: PostgresDatabaseError.self) {
                 try await root.withScope({ $0.transactionMode = .readOnly }) {
@@ -152,7 +153,7 @@ struct PostgresSessionTests {
     }
 
     @Test func aStatementThatFailedInAScopeThatEndedWellRollsBackAndReportsIt() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
             let error = await #expect(throws: ScopeCloseError.self) {
                 try await root.withScope {
@@ -164,6 +165,6 @@ struct PostgresSessionTests {
             }
             #expect(error?.failures.first?.error is PostgresDatabaseError)
         }
-        #expect(try fixture.itemCount() == 0)
+        #expect(try await fixture.itemCount() == 0)
     }
 }

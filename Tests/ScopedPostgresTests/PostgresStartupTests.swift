@@ -11,7 +11,7 @@ import Testing
 @Suite(postgresAvailable)
 struct PostgresStartupTests {
     @Test func twoInstancesStartingAtOnceApplyEachMigrationExactlyOnce() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         let migrations =
             itemMigrations + [
                 PostgresMigration(
@@ -32,7 +32,7 @@ struct PostgresStartupTests {
             for try await problems in group { #expect(problems.isEmpty, "\(problems)") }
         }
         #expect(
-            try fixture.server.psql(
+            try await fixture.server.psql(
                 "SELECT string_agg(version::text, ',' ORDER BY version) FROM scoped_migrations",
                 database: fixture.database
             ) == "1,2"
@@ -40,7 +40,7 @@ struct PostgresStartupTests {
     }
 
     @Test func aFailedMigrationLeavesNothingBehindAndNamesItsVersion() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         let migrations =
             itemMigrations + [
                 PostgresMigration(
@@ -52,14 +52,16 @@ struct PostgresStartupTests {
         let root = try fixture.makeRoot(migrations: migrations)
         let problems = try await root.withRunningServices(logger: Logger(label: "test")) { await root.validate() }
         #expect(problems.contains { "\($0)".contains("Migration 2 (broken) failed") })
-        #expect(try fixture.server.psql("SELECT count(*) FROM scoped_migrations", database: fixture.database) == "1")
-        #expect(try fixture.server.psql("SELECT to_regclass('half') IS NULL", database: fixture.database) == "t")
+        #expect(
+            try await fixture.server.psql("SELECT count(*) FROM scoped_migrations", database: fixture.database) == "1"
+        )
+        #expect(try await fixture.server.psql("SELECT to_regclass('half') IS NULL", database: fixture.database) == "t")
     }
 
     @Test func aFrozenServerFailsStartUpAtItsConnectTimeout() async throws {
         // A cluster of its own, frozen whole: it accepts connections (the kernel does) and never
         // answers them, as a wedged server or a partition looks from here.
-        let fixture = try PostgresFixture(server: .dedicated())
+        let fixture = try await PostgresFixture(server: .dedicated())
         var configuration = try PostgresConfiguration(url: fixture.url)
         configuration.connectTimeout = .seconds(2)
         let client = PostgresClient(

@@ -11,23 +11,24 @@ import Testing
 /// One database on the test server that every test of this file shares, made and migrated the
 /// first time a test needs it; each test runs in a transaction of its own on it.
 struct SharedItemsDatabase: TestDatabase {
-    private static let fixture = Mutex<PostgresFixture?>(nil)
+    private static let fixture = Mutex<Task<PostgresFixture, any Error>?>(nil)
 
     /// The database, made on first use.
-    static func shared() throws -> PostgresFixture {
-        try fixture.withLock { fixture in
+    static func shared() async throws -> PostgresFixture {
+        let making = fixture.withLock { fixture in
             if let fixture { return fixture }
-            let made = try PostgresFixture()
-            fixture = made
-            return made
+            let making = Task { try await PostgresFixture() }
+            fixture = making
+            return making
         }
+        return try await making.value
     }
 
     func withIsolation<R: Sendable>(
         for test: String,
         _ body: (@escaping @Sendable (inout ScopedValues) -> Void) async throws -> R
     ) async throws -> R {
-        let configuration = try PostgresConfiguration(url: try Self.shared().url, migrations: itemMigrations)
+        let configuration = try await PostgresConfiguration(url: try Self.shared().url, migrations: itemMigrations)
         return try await PostgresTestDatabase.postgres(configuration).withIsolation(for: test, body)
     }
 }
@@ -98,7 +99,7 @@ struct PostgresTestDatabaseTests {
     }
 
     @Test func nothingATestWroteOutlivesIt() async throws {
-        let fixture = try SharedItemsDatabase.shared()
+        let fixture = try await SharedItemsDatabase.shared()
         let seen = try await SharedItemsDatabase()
             .withIsolation(for: "test") { isolate in
                 try await withTestScope({ isolate(&$0) }) {
@@ -116,7 +117,7 @@ struct PostgresTestDatabaseTests {
             }
         #expect(seen.contains("gone afterwards"))
         #expect(
-            try fixture.server.psql(
+            try await fixture.server.psql(
                 "SELECT count(*) FROM items WHERE name = 'gone afterwards'",
                 database: fixture.database
             ) == "0"

@@ -58,7 +58,7 @@ struct PostgresTestTenantTests {
 @Suite(postgresAvailable)
 struct PostgresTestTenantCleanupTests {
     @Test func noTenantSchemaOutlivesItsTest() async throws {
-        let fixture = try SharedItemsDatabase.shared()
+        let fixture = try await SharedItemsDatabase.shared()
         let schemas = """
             SELECT count(*) FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid
             WHERE n.nspname LIKE 'tt\\_%' AND c.relname = 'items'
@@ -82,9 +82,12 @@ struct PostgresTestTenantCleanupTests {
             }
         #expect(seen.count == 1 && seen[0].hasPrefix("tt_"), "\(seen)")
         // Committed nowhere: no test's tenant schema is visible from outside any test.
-        #expect(try fixture.server.psql(schemas, database: fixture.database) == "0")
+        #expect(try await fixture.server.psql(schemas, database: fixture.database) == "0")
         #expect(
-            try fixture.server.psql("SELECT count(*) FROM items WHERE name = 'inside'", database: fixture.database)
+            try await fixture.server.psql(
+                "SELECT count(*) FROM items WHERE name = 'inside'",
+                database: fixture.database
+            )
                 == "0"
         )
     }

@@ -11,7 +11,7 @@ import Testing
 @Suite(postgresAvailable)
 struct ScopeRootServicePostgresTests {
     @Test func theClientRunsBeforeValidationLeasesFromItAndNothingWarnsAtStart() async throws {
-        let fixture = try PostgresFixture()
+        let fixture = try await PostgresFixture()
         let capture = LogCapture()
         let configuration = try PostgresConfiguration(url: fixture.url, migrations: itemMigrations)
         let root = ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
@@ -29,7 +29,7 @@ struct ScopeRootServicePostgresTests {
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
-        #expect(try fixture.itemCount() == 1)
+        #expect(try await fixture.itemCount() == 1)
         #expect(capture.lines.filter { $0.message.contains("hasn't been called yet") }.isEmpty, "\(capture.lines)")
     }
 }

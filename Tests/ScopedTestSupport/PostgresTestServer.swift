@@ -50,7 +50,14 @@ public final class PostgresTestServer: Sendable {
     /// The process's server, started on first use.
     ///
     /// - Throws: ``PostgresTestServerError`` when none can be started.
-    public static func shared() throws -> PostgresTestServer {
+    public static func shared() async throws -> PostgresTestServer {
+        try await offThePool { try started.get() }
+    }
+
+    /// The process's server, waited for on the calling thread: for a program that is not a
+    /// test, where blocking a thread costs nothing else.
+    @available(*, noasync, message: "use the async shared(): it holds no cooperative thread")
+    public static func sharedBlocking() throws -> PostgresTestServer {
         try started.get()
     }
 
@@ -62,7 +69,13 @@ public final class PostgresTestServer: Sendable {
     /// removed when the process exits.
     ///
     /// - Throws: ``PostgresTestServerError`` when none can be started.
-    public static func dedicated() throws -> PostgresTestServer {
+    public static func dedicated() async throws -> PostgresTestServer {
+        try await offThePool { try startCluster() }
+    }
+
+    /// ``dedicated()``, waited for on the calling thread, for a program that is not a test.
+    @available(*, noasync, message: "use the async dedicated(): it holds no cooperative thread")
+    public static func dedicatedBlocking() throws -> PostgresTestServer {
         try startCluster()
     }
 
@@ -70,19 +83,37 @@ public final class PostgresTestServer: Sendable {
 
     /// Restarts the cluster with `pg_ctl restart -m mode` (`fast` or `immediate`) and waits
     /// until it accepts connections again.
-    public func restart(mode: String) throws {
+    public func restart(mode: String) async throws {
+        _ = try await Self.offThePool { try self.restartBlocking(mode: mode) }
+    }
+
+    /// ``restart(mode:)``, waited for on the calling thread, for a program that is not a test.
+    @available(*, noasync, message: "use the async restart(mode:): it holds no cooperative thread")
+    public func restartBlocking(mode: String) throws {
         _ = try pgCtl(["-m", mode, "-w", "-t", "60", "restart"])
     }
 
     /// Stops the cluster with `pg_ctl stop -m mode`; connections to it are refused until
     /// ``startAgain()``.
-    public func stop(mode: String) throws {
+    public func stop(mode: String) async throws {
+        _ = try await Self.offThePool { try self.stopBlocking(mode: mode) }
+    }
+
+    /// ``stop(mode:)``, waited for on the calling thread, for a program that is not a test.
+    @available(*, noasync, message: "use the async stop(mode:): it holds no cooperative thread")
+    public func stopBlocking(mode: String) throws {
         _ = try pgCtl(["-m", mode, "-w", "-t", "60", "stop"])
     }
 
     /// Starts a cluster that ``stop(mode:)`` stopped, on the same port, and waits until it
     /// accepts connections.
-    public func startAgain() throws {
+    public func startAgain() async throws {
+        try await Self.offThePool { try self.startAgainBlocking() }
+    }
+
+    /// ``startAgain()``, waited for on the calling thread, for a program that is not a test.
+    @available(*, noasync, message: "use the async startAgain(): it holds no cooperative thread")
+    public func startAgainBlocking() throws {
         guard let cluster else { throw PostgresTestServerError(message: "not a cluster this process started") }
         _ = try pgCtl(["-w", "-t", "60", "-o", cluster.options, "start"])
     }
@@ -139,9 +170,15 @@ public final class PostgresTestServer: Sendable {
     ///
     /// - Returns: its name and URL.
     /// - Throws: ``PostgresTestServerError`` when `psql` fails.
-    public func makeDatabase() throws -> Database {
+    public func makeDatabase() async throws -> Database {
+        try await Self.offThePool { try self.makeDatabaseBlocking() }
+    }
+
+    /// ``makeDatabase()``, waited for on the calling thread, for a program that is not a test.
+    @available(*, noasync, message: "use the async makeDatabase(): it holds no cooperative thread")
+    public func makeDatabaseBlocking() throws -> Database {
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
-        try psql("CREATE DATABASE \(name)")
+        try psqlBlocking("CREATE DATABASE \(name)")
         return Database(name: String(name), url: url(database: String(name)))
     }
 
@@ -153,7 +190,14 @@ public final class PostgresTestServer: Sendable {
     /// Runs `sql` with `psql` on `database` and returns what it printed, unaligned, one row
     /// per line.
     @discardableResult
-    public func psql(_ sql: String, database: String = "postgres") throws -> String {
+    public func psql(_ sql: String, database: String = "postgres") async throws -> String {
+        try await Self.offThePool { try self.psqlBlocking(sql, database: database) }
+    }
+
+    /// ``psql(_:database:)``, waited for on the calling thread, for a program that is not a test.
+    @available(*, noasync, message: "use the async psql(_:database:): it holds no cooperative thread")
+    @discardableResult
+    public func psqlBlocking(_ sql: String, database: String = "postgres") throws -> String {
         var environment = ProcessInfo.processInfo.environment
         if let password { environment["PGPASSWORD"] = password }
         return try Self.run(
@@ -301,6 +345,18 @@ public final class PostgresTestServer: Sendable {
         }
         guard bound else { throw PostgresTestServerError(message: "no free port on 127.0.0.1") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs `body` on a thread of its own, and waits for it without holding one of Swift's
+    /// cooperative threads.
+    ///
+    /// A process's start, and a `CREATE DATABASE`'s `fsync` on a disk that a build beside the
+    /// tests keeps busy, can take seconds; on the cooperative pool (two threads here), two such
+    /// calls stopped every other test, and deadlines counted the wait.
+    private static func offThePool<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 
     @discardableResult

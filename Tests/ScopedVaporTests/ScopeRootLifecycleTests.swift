@@ -79,8 +79,8 @@ struct ScopeRootLifecycleTests {
     /// runs it, as `ScopeRootService` does in a Hummingbird application.
     @Test(.enabled(if: PostgresTestServer.isEnabled, "needs a PostgreSQL server"))
     func aVaporAppOnPostgreSQLRunsTheClientItsRequestsLeaseFrom() async throws {
-        let server = try PostgresTestServer.shared()
-        let database = try server.makeDatabase()
+        let server = try await PostgresTestServer.shared()
+        let database = try await server.makeDatabase()
         var configuration = try PostgresConfiguration(
             url: database.url,
             migrations: [
@@ -111,7 +111,7 @@ struct ScopeRootLifecycleTests {
             throw error
         }
         try await app.asyncShutdown()
-        #expect(try server.psql("SELECT count(*) FROM items", database: database.name) == "1")
+        #expect(try await server.psql("SELECT count(*) FROM items", database: database.name) == "1")
         // The root shut down with the application: its services are closed.
         await #expect(throws: ScopedError.self) {
             try await root.withScope { try await ScopedValues.current.postgresDatabase }

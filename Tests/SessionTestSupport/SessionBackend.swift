@@ -149,7 +149,7 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
                 throw error
             }
         case .postgres:
-            var configuration = try PostgresConfiguration(
+            var configuration = try await PostgresConfiguration(
                 url: try PostgresTestServer.shared().makeDatabase().url,
                 migrations: [
                     PostgresMigration(

@@ -14,12 +14,12 @@ enum PostgresRestartScenario {
         let outage = Double(suite.scaled(short: 2, full: 5))
         let load = WriteLoad(port: server.port, writers: 8, name: "restart")
         Thread.sleep(forTimeInterval: 1)
-        try cluster.restart(mode: "fast")
+        try cluster.restartBlocking(mode: "fast")
         let restarted = ContinuousClock.now
         _ = eventually(timeout: .seconds(12)) { load.firstAcknowledged(sentAfter: restarted) != nil }
-        try cluster.stop(mode: "immediate")
+        try cluster.stopBlocking(mode: "immediate")
         Thread.sleep(forTimeInterval: outage)
-        try cluster.startAgain()
+        try cluster.startAgainBlocking()
         let back = ContinuousClock.now
         _ = eventually(timeout: .seconds(12)) { load.firstAcknowledged(sentAfter: back) != nil }
         Thread.sleep(forTimeInterval: 1)
@@ -46,7 +46,7 @@ enum PostgresFaults {
         _ suite: SuiteOptions,
         name: String
     ) throws -> (cluster: PostgresTestServer, store: Store, server: ServerProcess) {
-        let cluster = try PostgresTestServer.dedicated()
+        let cluster = try PostgresTestServer.dedicatedBlocking()
         let store = try Store(.postgres, suite: suite, name: name, server: cluster)
         let server = try store.startServer(
             suite,

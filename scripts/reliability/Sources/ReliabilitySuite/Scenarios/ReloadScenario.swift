@@ -146,8 +146,10 @@ private final class PasswordRotation: Sendable {
         database = String(url.split(separator: "/").last ?? "")
         role = "reload_" + database
         base = url
-        try server.psql("CREATE ROLE \(role) LOGIN PASSWORD 'secret-1'; ALTER DATABASE \(database) OWNER TO \(role)")
-        try server.psql("ALTER SCHEMA public OWNER TO \(role)", database: database)
+        try server.psqlBlocking(
+            "CREATE ROLE \(role) LOGIN PASSWORD 'secret-1'; ALTER DATABASE \(database) OWNER TO \(role)"
+        )
+        try server.psqlBlocking("ALTER SCHEMA public OWNER TO \(role)", database: database)
     }
 
     /// The database's URL with the role and its current password.
@@ -161,7 +163,7 @@ private final class PasswordRotation: Sendable {
             password += 1
             return password
         }
-        try store.postgresServer?.psql("ALTER ROLE \(role) PASSWORD 'secret-\(next)'")
+        try store.postgresServer?.psqlBlocking("ALTER ROLE \(role) PASSWORD 'secret-\(next)'")
     }
 }
 
@@ -184,7 +186,7 @@ private struct PoolConnections {
             return (try? ServerStatistics.read(port: server.port).database.connections) ?? .max
         }
         let database = String(url.split(separator: "/").last ?? "")
-        let count = try? postgres.psql(
+        let count = try? postgres.psqlBlocking(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND usename LIKE 'reload_%'"
         )
         return count.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? .max

@@ -5,7 +5,7 @@ extension PostgresTestServer {
     /// what a PostgreSQL scenario checks its acknowledged writes against, as `RawDatabase` does on
     /// SQLite.
     func movieTitles(database: String) throws -> [Int: String] {
-        try psql("SELECT id || '|' || title FROM movies", database: database)
+        try psqlBlocking("SELECT id || '|' || title FROM movies", database: database)
             .split(separator: "\n")
             .reduce(into: [Int: String]()) { titles, line in
                 let parts = line.split(separator: "|", maxSplits: 1)

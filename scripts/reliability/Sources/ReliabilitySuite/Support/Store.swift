@@ -30,8 +30,8 @@ struct Store: Sendable {
             environment = [:]
             postgres = nil
         case .postgres:
-            let server = try server ?? PostgresTestServer.shared()
-            let created = try server.makeDatabase()
+            let server = try server ?? PostgresTestServer.sharedBlocking()
+            let created = try server.makeDatabaseBlocking()
             environment = ["DATABASE_KIND": "postgres", "DATABASE_URL": created.url]
             postgres = (server, created.name)
         }
@@ -79,14 +79,14 @@ struct Store: Sendable {
             return Set(try RawDatabase(path).movieTitles().values)
         }
         let schema = "t_\(tenant)"
-        let exists = try postgres.server.psql(
+        let exists = try postgres.server.psqlBlocking(
             "SELECT count(*) FROM pg_namespace WHERE nspname = '\(schema)'",
             database: postgres.database
         )
         guard exists == "0" || exists == "1" else { throw SuiteError("psql answered \(exists)") }
         guard exists == "1" else { return nil }
         return Set(
-            try postgres.server.psql("SELECT title FROM \"\(schema)\".movies", database: postgres.database)
+            try postgres.server.psqlBlocking("SELECT title FROM \"\(schema)\".movies", database: postgres.database)
                 .split(separator: "\n").map(String.init)
         )
     }
@@ -100,11 +100,11 @@ struct Store: Sendable {
     /// A digest of every row of the catalog's tables, to show that nothing changed.
     func contentDigest() throws -> String {
         guard let postgres else { return try RawDatabase(file.path).contentDigest() }
-        let movies = try postgres.server.psql(
+        let movies = try postgres.server.psqlBlocking(
             "SELECT id, title, year, director FROM movies ORDER BY id",
             database: postgres.database
         )
-        let ratings = try postgres.server.psql("SELECT * FROM ratings ORDER BY id", database: postgres.database)
+        let ratings = try postgres.server.psqlBlocking("SELECT * FROM ratings ORDER BY id", database: postgres.database)
         var hasher = FNV1a()
         hasher.add(movies)
         hasher.add("--")
@@ -129,7 +129,7 @@ struct Store: Sendable {
                 "write lock \(writeLockFree ? "free" : "held"), checkpoint \(checkpointed ? "complete" : "blocked by a reader")"
             )
         }
-        let rows = try postgres.server.psql(
+        let rows = try postgres.server.psqlBlocking(
             """
             SELECT state FROM pg_stat_activity
             WHERE datname = '\(postgres.database)' AND xact_start IS NOT NULL AND pid <> pg_backend_pid()
