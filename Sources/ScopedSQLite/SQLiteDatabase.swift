@@ -20,13 +20,37 @@ public final class SQLiteDatabase: Sendable {
     /// Where the writer's statements and commits run: this database's own thread.
     let writerThread: SQLiteWriterThread
 
-    /// Opens (or creates) the database, applies its configuration and runs its migrations.
+    /// Opens (or creates) the database, applies its configuration and runs its migrations, on
+    /// the calling thread.
+    ///
+    /// Opening writes and syncs the file, which on a busy disk can take seconds: from async
+    /// code, use ``open(_:)``, which holds no thread of Swift's cooperative pool meanwhile.
     ///
     /// - Throws: ``SQLiteError`` naming the file when it cannot be opened (``SQLiteError/Code/cantOpen``)
     ///   or is not a database (``SQLiteError/Code/corrupt``); ``SQLiteMigrationError`` when a
     ///   migration fails.
     public convenience init(_ configuration: SQLiteConfiguration) throws {
         try self.init(configuration, closesWithItsRoot: true)
+    }
+
+    /// Opens (or creates) the database as ``init(_:)`` does, on a thread of its own: the task
+    /// waits without holding one of the cooperative threads that other tasks need.
+    ///
+    /// - Throws: what ``init(_:)`` throws.
+    public static func open(_ configuration: SQLiteConfiguration) async throws -> SQLiteDatabase {
+        try await opening(configuration, closesWithItsRoot: true)
+    }
+
+    /// ``open(_:)``, for a database that a root closes or not (see `closesWithItsRoot`).
+    static func opening(_ configuration: SQLiteConfiguration, closesWithItsRoot: Bool) async throws -> SQLiteDatabase {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Result { try SQLiteDatabase(configuration, closesWithItsRoot: closesWithItsRoot) }
+                )
+            }
+            .start()
+        }
     }
 
     /// Whether a root that read it as `sqliteDatabase` closes it at shutdown: not when a test
@@ -429,9 +453,15 @@ public final class SQLiteDatabase: Sendable {
 
     /// Closes the database: refuses new leases, waits for leased connections to come back,
     /// then closes every connection and stops the writer's thread.
+    ///
+    /// The connections close on the writer's thread: the last one checkpoints the log into the
+    /// file and syncs it, which on a busy disk can take seconds, and no cooperative thread
+    /// waits for that.
     public func close() async {
-        for connection in await readerPool.close() { connection.close() }
-        for connection in await writers.close() { connection.close() }
+        let connections = await readerPool.close() + writers.close()
+        _ = try? await writerThread.run {
+            for connection in connections { connection.close() }
+        }
         writerThread.stop()
     }
 }

@@ -46,7 +46,7 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
         // it is not among what a reload compares.
         let values = ScopedValues.current
         if values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self] { return lent.database }
-        return try SQLiteDatabase(configuredFor: name, in: values, fix: "on the application root")
+        return try await SQLiteDatabase.opening(configuredFor: name, in: values, fix: "on the application root")
     }
 
     /// Closes the service when its owning scope ends.
@@ -85,9 +85,13 @@ public enum SQLiteTenantDatabaseKey: ScopedServiceKey {
     public static func makeValue() async throws -> SQLiteDatabase {
         let values = ScopedValues.current
         if values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self], let tenant = values.tenant {
-            return try lent.tenantDatabase(for: tenant)
+            return try await lent.tenantDatabase(for: tenant)
         }
-        return try SQLiteDatabase(configuredFor: name, in: values, fix: "in the root's `Tenancy` configure closure")
+        return try await SQLiteDatabase.opening(
+            configuredFor: name,
+            in: values,
+            fix: "in the root's `Tenancy` configure closure"
+        )
     }
 
     /// Closes the tenant's database when the tenant is evicted or its root shuts down.
@@ -100,8 +104,10 @@ extension SQLiteDatabase {
     /// The database `values.sqliteConfiguration` describes, for the service `entry`.
     ///
     /// - Throws: `DatabaseConfigurationError` naming `entry`, when the configuration is missing
-    ///   or invalid (`fix` says where to correct it); what ``init(_:)`` throws.
-    fileprivate convenience init(configuredFor entry: String, in values: ScopedValues, fix: String) throws {
+    ///   or invalid (`fix` says where to correct it); what ``open(_:)`` throws.
+    fileprivate static func opening(configuredFor entry: String, in values: ScopedValues, fix: String) async throws
+        -> SQLiteDatabase
+    {
         guard let configuration = values.sqliteConfiguration else {
             throw DatabaseConfigurationError.missing(entry: entry, configurationEntry: "sqliteConfiguration")
         }
@@ -112,7 +118,7 @@ extension SQLiteDatabase {
                 fix: "correct `$0.sqliteConfiguration` \(fix)"
             )
         }
-        try self.init(configuration)
+        return try await open(configuration)
     }
 }
 

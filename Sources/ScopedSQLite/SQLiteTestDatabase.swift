@@ -34,7 +34,7 @@ public struct SQLiteTestDatabase: TestDatabase {
             .appending(path: "scoped-test-\(UUID().uuidString)", directoryHint: .isDirectory)
         var configuration = configuration
         configuration.path = folder.appending(path: "test.sqlite").path
-        let database = try SQLiteDatabase(configuration, closesWithItsRoot: false)
+        let database = try await SQLiteDatabase.opening(configuration, closesWithItsRoot: false)
         defer { try? FileManager.default.removeItem(at: folder) }
         // A session kept past the test (reported as work left running) holds the end for at
         // most a statement's time.
@@ -92,9 +92,9 @@ struct LentSQLiteDatabase: Sendable {
     ///
     /// Each tenant of the test has its own, as it would in production. It closes with its
     /// tenant, and its file goes with the folder.
-    func tenantDatabase(for tenant: TenantID) throws -> SQLiteDatabase {
+    func tenantDatabase(for tenant: TenantID) async throws -> SQLiteDatabase {
         var configuration = configuration
         configuration.path = folder.appending(path: "tenants/\(tenant).sqlite").path
-        return try SQLiteDatabase(configuration)
+        return try await SQLiteDatabase.open(configuration)
     }
 }

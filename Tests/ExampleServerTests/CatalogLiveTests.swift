@@ -59,7 +59,7 @@ struct CatalogLiveTests {
         }
         await root.shutdown()
         // A 201 means committed: the row is in the file after the server stopped.
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
         #expect(
             try await database.read { try $0.scalar("SELECT count(*) FROM movies WHERE title = \("Up")", as: Int.self) }
                 == 1
@@ -198,7 +198,7 @@ struct CatalogLiveTests {
             }
         }
         await root.shutdown()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 0)
         await database.close()
     }

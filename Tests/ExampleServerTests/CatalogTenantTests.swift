@@ -106,7 +106,9 @@ struct CatalogTenantTests {
         await root.shutdown()
         // The rows are in the tenants' own files, and nowhere else.
         for (tenant, expected) in [("a", ["Alpha"]), ("b", ["Beta"]), ("c", [])] {
-            let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("tenants/\(tenant).sqlite")))
+            let database = try await SQLiteDatabase.open(
+                SQLiteConfiguration(path: folder.path("tenants/\(tenant).sqlite"))
+            )
             let rows = try await database.read { transaction in
                 try transaction.query("SELECT title FROM movies ORDER BY id")
                     .map { try $0.get("title", as: String.self) }
@@ -311,7 +313,7 @@ struct CatalogTenantTests {
             }
         }
         await root.shutdown()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("tenants/a.sqlite")))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("tenants/a.sqlite")))
         #expect(try await database.read { try $0.scalar("SELECT count(*) FROM ratings", as: Int.self) } == 1)
         await database.close()
     }

@@ -23,7 +23,7 @@ struct HistoryPruningJobTests {
         count: Int,
         changedAt: String
     ) async throws {
-        let database = try SQLiteDatabase(
+        let database = try await SQLiteDatabase.open(
             SQLiteConfiguration(path: folder.path(file), migrations: SQLiteMovieRepository.migrations)
         )
         try await database.write { transaction in
@@ -40,7 +40,7 @@ struct HistoryPruningJobTests {
     }
 
     private func entryCount(_ folder: TemporaryFolder, file: String = "catalog.sqlite") async throws -> Int {
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path(file)))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path(file)))
         let count = try await database.read { try $0.scalar("SELECT count(*) FROM movie_changes", as: Int.self) }
         await database.close()
         return count ?? 0
@@ -130,7 +130,7 @@ struct PruneHistoryCommandTests {
         let configuration = try await loadConfiguration(.development, folder: folder)
         let (_, root) = try await makeApplication(configuration)  // creates the file and its tables
         await root.shutdown()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
         try await database.write { transaction in
             for (movieID, changedAt) in [(1, "2000-01-01T00:00:00.000Z"), (2, "2999-01-01T00:00:00.000Z")] {
                 _ = try transaction.insert(

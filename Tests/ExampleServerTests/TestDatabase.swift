@@ -37,7 +37,7 @@ struct TestDatabase: Sendable {
         if let postgresName {
             _ = try await PostgresTestServer.shared().psql(sql, database: postgresName)
         } else {
-            let database = try sqlite()
+            let database = try await sqlite()
             defer { Task { await database.close() } }
             _ = try await database.write { try $0.execute(SQL(stringLiteral: sql)) }
         }
@@ -53,7 +53,7 @@ struct TestDatabase: Sendable {
             return try await PostgresTestServer.shared().psql(sql, database: postgresName)
                 .split(separator: "\n").compactMap { Int($0.split(separator: "|").first ?? "") }
         }
-        let database = try sqlite()
+        let database = try await sqlite()
         defer { Task { await database.close() } }
         return try await database.read { transaction in
             try transaction.query(SQL(stringLiteral: sql))
@@ -67,7 +67,7 @@ struct TestDatabase: Sendable {
     /// The one integer `sql` returns, such as a count.
     func integer(_ sql: String) async throws -> Int? { try await integers(sql).first }
 
-    private func sqlite() throws -> SQLiteDatabase {
-        try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+    private func sqlite() async throws -> SQLiteDatabase {
+        try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
     }
 }

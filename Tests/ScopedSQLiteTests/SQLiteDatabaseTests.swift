@@ -14,7 +14,7 @@ struct SQLiteDatabaseTests {
     {
         let folder = try TemporaryFolder()
         let path = folder.path("nested/deeper/catalog.sqlite")
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: path, synchronous: synchronous))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: path, synchronous: synchronous))
         let (mode, sync, foreignKeys) = try await database.write { connection in
             (
                 try connection.scalar("PRAGMA journal_mode", as: String.self),
@@ -34,8 +34,12 @@ struct SQLiteDatabaseTests {
     @Test func eachDatabaseOwnsItsWriterThreadUntilItClosesOrIsFreed() async throws {
         let folder = try TemporaryFolder()
         let (first, second) = (
-            try SQLiteDatabase(SQLiteConfiguration(path: folder.path("first.sqlite"), migrations: movieSchema)),
-            try SQLiteDatabase(SQLiteConfiguration(path: folder.path("second.sqlite"), migrations: movieSchema))
+            try await SQLiteDatabase.open(
+                SQLiteConfiguration(path: folder.path("first.sqlite"), migrations: movieSchema)
+            ),
+            try await SQLiteDatabase.open(
+                SQLiteConfiguration(path: folder.path("second.sqlite"), migrations: movieSchema)
+            )
         )
         let (firstThread, secondThread) = (first.writerThreadName, second.writerThreadName)
         #expect(firstThread != secondThread)
@@ -51,7 +55,9 @@ struct SQLiteDatabaseTests {
         #expect(threadNames().contains(secondThread))
         await second.close()
         #expect(await eventually { !threadNames().contains(secondThread) })
-        var unclosed: SQLiteDatabase? = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("third.sqlite")))
+        var unclosed: SQLiteDatabase? = try await SQLiteDatabase.open(
+            SQLiteConfiguration(path: folder.path("third.sqlite"))
+        )
         let unclosedThread = try #require(unclosed?.writerThreadName)
         #expect(await eventually { threadNames().contains(unclosedThread) })
         unclosed = nil
@@ -62,7 +68,7 @@ struct SQLiteDatabaseTests {
     /// as a session's writes do; `read(_:)` runs where the caller runs, under the same timeout.
     @Test func aWriteRunsOnTheWriterThreadAndBothEndAtTheStatementTimeout() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(
+        let database = try await SQLiteDatabase.open(
             SQLiteConfiguration(
                 path: folder.path("c.sqlite"),
                 migrations: movieSchema,
@@ -91,7 +97,7 @@ struct SQLiteDatabaseTests {
 
     @Test func textWithANulByteIsStoredAndReadWhole() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("nul.sqlite")))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("nul.sqlite")))
         let text = "before\u{0}after — 東京 🎬"
         let (stored, length) = try await database.write { connection in
             try connection.execute("CREATE TABLE notes (body TEXT)")
@@ -108,7 +114,7 @@ struct SQLiteDatabaseTests {
 
     @Test func aConnectionReturnsToItsPoolOutsideAnyTransaction() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("leak.sqlite"), readers: 1))
+        let database = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("leak.sqlite"), readers: 1))
         #expect(database.statistics() == SQLiteDatabase.Statistics(connections: 2, leased: 0))
         // A caller that begins a transaction and returns the connection without ending it.
         let writer = try await database.beginWrite()
@@ -152,9 +158,9 @@ struct SQLiteDatabaseTests {
     @Test func readOnlyDatabaseRefusesWritesWithATypedError() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("catalog.sqlite")
-        let writable = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema))
+        let writable = try await SQLiteDatabase.open(SQLiteConfiguration(path: path, migrations: movieSchema))
         await writable.close()
-        let readOnly = try SQLiteDatabase(SQLiteConfiguration(path: path, readOnly: true))
+        let readOnly = try await SQLiteDatabase.open(SQLiteConfiguration(path: path, readOnly: true))
         let error = try await #require(throws: SQLiteError.self) {
             try await readOnly.write {
                 _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Heat"), \(1995))")
@@ -169,12 +175,14 @@ struct SQLiteDatabaseTests {
     @Test func migrationsRunOnceInOrderAndRecordTheVersion() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("catalog.sqlite")
-        let first = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: [movieSchema[1], movieSchema[0]]))
+        let first = try await SQLiteDatabase.open(
+            SQLiteConfiguration(path: path, migrations: [movieSchema[1], movieSchema[0]])
+        )
         #expect(try await first.schemaVersion() == 2)
         try await first.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
         await first.close()
         // Reopening applies nothing again: the row survives and no CREATE TABLE fails.
-        let second = try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema))
+        let second = try await SQLiteDatabase.open(SQLiteConfiguration(path: path, migrations: movieSchema))
         #expect(try await second.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 1)
         await second.close()
     }
@@ -187,13 +195,13 @@ struct SQLiteDatabaseTests {
             name: "add broken index",
             statements: ["CREATE TABLE extra (x); CREATE INDEX i ON nowhere (x);"]
         )
-        let error = try #require(throws: SQLiteMigrationError.self) {
-            try SQLiteDatabase(SQLiteConfiguration(path: path, migrations: movieSchema + [broken]))
+        let error = try await #require(throws: SQLiteMigrationError.self) {
+            try await SQLiteDatabase.open(SQLiteConfiguration(path: path, migrations: movieSchema + [broken]))
         }
         #expect(error.version == 3)
         #expect(error.currentVersion == 2)
         #expect(error.description.contains("add broken index"))
-        let reopened = try SQLiteDatabase(SQLiteConfiguration(path: path))
+        let reopened = try await SQLiteDatabase.open(SQLiteConfiguration(path: path))
         #expect(try await reopened.schemaVersion() == 2)
         let extraTables = try await reopened.read {
             try $0.scalar("SELECT count(*) FROM sqlite_master WHERE name = \("extra")", as: Int.self)
@@ -204,7 +212,9 @@ struct SQLiteDatabaseTests {
 
     @Test func interpolatedValuesAreBoundNeverSpliced() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
+        let database = try await SQLiteDatabase.open(
+            SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema)
+        )
         let hostile = "Toy Story'); DROP TABLE movies; --"
         let insert: SQL = "INSERT INTO movies (title, year, director) VALUES (\(hostile), \(1995), \(String?.none))"
         #expect(insert.text == "INSERT INTO movies (title, year, director) VALUES (?, ?, ?)")
@@ -217,7 +227,9 @@ struct SQLiteDatabaseTests {
 
     @Test func constraintViolationIsATypedErrorCarryingTheStatement() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
+        let database = try await SQLiteDatabase.open(
+            SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema)
+        )
         let error = try await #require(throws: SQLiteError.self) {
             try await database.write { connection in
                 try connection.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
@@ -233,7 +245,9 @@ struct SQLiteDatabaseTests {
 
     @Test func rowsAreReadByColumnAndDecodingErrorsNameTheColumn() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema))
+        let database = try await SQLiteDatabase.open(
+            SQLiteConfiguration(path: folder.path("c.sqlite"), migrations: movieSchema)
+        )
         try await database.write { _ = try $0.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))") }
         let row = try #require(
             try await database.read { try $0.query("SELECT id, title, year, director FROM movies") }.first
@@ -274,7 +288,7 @@ struct SQLiteDatabaseTests {
     @Test func writeWaitsForAnotherProcessesWriteLockAndSucceeds() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
-        let database = try SQLiteDatabase(
+        let database = try await SQLiteDatabase.open(
             SQLiteConfiguration(path: path, busyTimeout: .seconds(30), migrations: movieSchema)
         )
         let events = Recorder<String>()
@@ -297,7 +311,7 @@ struct SQLiteDatabaseTests {
     @Test func writeFailsAsBusyWhenTheLockIsHeldPastTheTimeout() async throws {
         let folder = try TemporaryFolder()
         let path = folder.path("c.sqlite")
-        let database = try SQLiteDatabase(
+        let database = try await SQLiteDatabase.open(
             SQLiteConfiguration(path: path, busyTimeout: .milliseconds(50), migrations: movieSchema)
         )
         let holder = try await holdWriteLock(on: path, events: Recorder<String>())

@@ -23,8 +23,8 @@ private func openDatabase(
     readers: Int = 2,
     leaseTimeout: Duration = .seconds(5),
     statementTimeout: Duration = .seconds(10)
-) throws -> SQLiteDatabase {
-    try SQLiteDatabase(
+) async throws -> SQLiteDatabase {
+    try await SQLiteDatabase.open(
         SQLiteConfiguration(
             path: folder.path("catalog.sqlite"),
             readers: readers,
@@ -40,7 +40,7 @@ private func openDatabase(
 struct SQLiteSessionFaultTests {
     @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
         let folder = try TemporaryFolder()
-        let database = try openDatabase(folder)
+        let database = try await openDatabase(folder)
         let session = SQLiteSession(database: database, mode: .readWrite)
         try await session.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
         try await session.finish(.success)
@@ -60,7 +60,7 @@ struct SQLiteSessionFaultTests {
 
     @Test func finishWaitsForTheStatementInFlight() async throws {
         let folder = try TemporaryFolder()
-        let database = try openDatabase(folder, statementTimeout: .milliseconds(300))
+        let database = try await openDatabase(folder, statementTimeout: .milliseconds(300))
         let session = SQLiteSession(database: database, mode: .readWrite)
         let statement = Task { try await session.scalar(slowQuery, as: Int.self) }
         #expect(await eventually { session.isActive })
@@ -77,7 +77,7 @@ struct SQLiteSessionFaultTests {
         let folder = try TemporaryFolder()
         // Long enough for a point read on a machine busy with other tests, far shorter than the
         // slow query.
-        let database = try openDatabase(folder, readers: 1, statementTimeout: .seconds(2))
+        let database = try await openDatabase(folder, readers: 1, statementTimeout: .seconds(2))
         // Read-only: the slow query runs on the database's one reader (a read-write session
         // would run it on the writer, and the test would say nothing of the readers).
         let session = SQLiteSession(database: database, mode: .readOnly)
@@ -98,7 +98,7 @@ struct SQLiteSessionFaultTests {
 
     @Test func aSessionWaitsForAConnectionOnlyUntilItsLeaseTimeout() async throws {
         let folder = try TemporaryFolder()
-        let database = try openDatabase(folder, readers: 1, leaseTimeout: .milliseconds(200))
+        let database = try await openDatabase(folder, readers: 1, leaseTimeout: .milliseconds(200))
         let holder = SQLiteSession(database: database)
         _ = try await holder.scalar("SELECT count(*) FROM movies", as: Int.self)
         let waiter = SQLiteSession(database: database)
@@ -114,7 +114,7 @@ struct SQLiteSessionFaultTests {
 
     @Test func writesHoldNoThreadOfTheCooperativePool() async throws {
         let folder = try TemporaryFolder()
-        let database = try openDatabase(folder, readers: 1, statementTimeout: .seconds(30))
+        let database = try await openDatabase(folder, readers: 1, statementTimeout: .seconds(30))
         // One slow write on the writer and one slow read on the reader: as many blocking
         // statements as this machine has cooperative threads.
         let writer = SQLiteSession(database: database, mode: .readWrite)
@@ -145,7 +145,7 @@ struct SQLiteSessionFaultTests {
 
     @Test func aFullDiskIsItsOwnErrorAndNothingAcknowledgedIsLost() async throws {
         let folder = try TemporaryFolder()
-        let database = try openDatabase(folder)
+        let database = try await openDatabase(folder)
         let setUp = SQLiteSession(database: database, mode: .readWrite)
         // The writer may not grow the file past its current pages: a full disk, as SQLite sees it.
         let pages = try await setUp.scalar("PRAGMA page_count", as: Int.self) ?? 0

@@ -257,7 +257,7 @@ struct SQLiteSessionTests {
         await root.shutdown()
         try await request.value
         // The write committed before the database closed.
-        let reopened = try SQLiteDatabase(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
+        let reopened = try await SQLiteDatabase.open(SQLiteConfiguration(path: folder.path("catalog.sqlite")))
         #expect(try await reopened.read { try $0.scalar("SELECT count(*) FROM movies", as: Int.self) } == 1)
         await reopened.close()
     }

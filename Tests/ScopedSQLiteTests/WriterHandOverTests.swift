@@ -13,7 +13,7 @@ import Testing
 struct WriterHandOverTests {
     @Test func theNextWriterGetsTheWriterWhileTheFinishingTaskWaitsForItsExecutor() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(
+        let database = try await SQLiteDatabase.open(
             SQLiteConfiguration(
                 path: folder.path("catalog.sqlite"),
                 migrations: movieSchema,
@@ -62,11 +62,13 @@ struct WriterHandOverTests {
     /// interrupted a connection whose statement had finished, and the commit failed.
     @Test func aFinishedWriterStatementIsNotInterruptedWhileItsTaskWaitsForItsExecutor() async throws {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(
+        let database = try await SQLiteDatabase.open(
             SQLiteConfiguration(
                 path: folder.path("catalog.sqlite"),
                 migrations: movieSchema,
-                statementTimeout: .milliseconds(300)
+                // Its deadline also counts the 100 ms the statement waits for the held writer
+                // thread below: generous, so that a loaded machine's delays stay inside it.
+                statementTimeout: .seconds(2)
             )
         )
         let session = SQLiteSession(database: database)
@@ -83,8 +85,8 @@ struct WriterHandOverTests {
         runner.executor.block(until: actorHeld)
         writerHeld.signal()
         try await holding.value
-        // The statement runs in a moment; its task waits three times its timeout for its thread.
-        try await Task.sleep(for: .milliseconds(900))
+        // The statement runs in a moment; its task waits past its timeout for its thread.
+        try await Task.sleep(for: .seconds(3))
         actorHeld.signal()
         try await inserted.value
         // The session's transaction is whole: it commits both rows.
