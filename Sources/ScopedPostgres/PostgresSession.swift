@@ -219,15 +219,30 @@ public final class PostgresSession: Sendable {
         on connection: PostgresConnection
     ) async throws -> PostgresQueryResult {
         let (timeout, entry, logger) = (statementTimeout, state.entry, logger)
-        return try await withDeadline(operation, on: connection) {
-            let result = HandOver<PostgresQueryResult>()
-            // The future-returning `query`: its result carries the command tag's row count.
-            let statement: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
-            statement.whenComplete { result.deliver($0) }
-            return try await result.value(within: timeout + Self.abandonGrace) {
-                DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
-            }
+        // The deadline ends with the statement, on the event loop that completes it: the task's
+        // wait for a cooperative thread afterwards is no part of it. (Ended after the task
+        // resumed, a deadline that passed during that wait, on a loaded machine, closed a
+        // connection whose statement had finished.)
+        let watchdog = DeadlineWatchdog.shared
+        let deadline = watchdog.register(after: timeout) {
+            // The future-returning `close()`: it closes the channel at once, failing what waits
+            // on it, without waiting for the server.
+            let closing: EventLoopFuture<Void> = connection.close()
+            _ = closing
         }
+        let ended = HandOver<(Result<PostgresQueryResult, any Error>, expired: Bool)>()
+        // The future-returning `query`: its result carries the command tag's row count.
+        let statement: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
+        statement.whenComplete { result in ended.deliver(.success((result, !watchdog.cancel(deadline)))) }
+        // Past its deadline the connection was closed; a statement that still has not failed
+        // after that grace is abandoned.
+        let (result, expired) = try await ended.value(within: timeout + Self.abandonGrace) {
+            DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
+        }
+        if expired, case .failure = result {
+            throw DatabaseTimeoutError(operation: operation, timeout: timeout, entry: entry)
+        }
+        return try result.get()
     }
 
     /// How long past its deadline a statement whose connection was closed may take to notice,

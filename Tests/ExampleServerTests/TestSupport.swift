@@ -27,6 +27,11 @@ func loadConfiguration(
         environment: [
             "APP_ENV": profile.rawValue, "CONFIG_DIR": repositoryConfigFolder,
             "DATABASE_PATH": folder.path("catalog.sqlite"),
+            // A generous bound on each close (the profiles say 2 or 5 s): beside a build, the
+            // start-up check's session close waited more than 5 s for a cooperative thread
+            // while the suite's other servers started. A test that means a close to time out
+            // sets its own.
+            "SHUTDOWN_CLOSE_TIMEOUT": "30",
         ]
         .merging(environment) { $1 }
     )

@@ -57,7 +57,10 @@ struct PostgresSessionFaultTests {
     @Test(arguments: ["fast", "immediate"])
     func afterARestartDeadConnectionsAreReplacedAndWritesSucceedAgain(mode: String) async throws {
         let fixture = try await PostgresFixture(server: .dedicated())
-        try await withRoot(fixture, maximumConnections: 4) { root in
+        // No statement here is meant to reach its deadline: a generous one, since the cluster's
+        // first statements after its restart read from a disk a build beside the tests may keep
+        // busy (2 s was passed there).
+        try await withRoot(fixture, maximumConnections: 4, statementTimeout: .seconds(10)) { root in
             // Four writers at once: every connection of the pool is open when the server restarts.
             try await withThrowingTaskGroup { group in
                 for writer in 0..<4 {

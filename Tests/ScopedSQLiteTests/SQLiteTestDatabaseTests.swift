@@ -92,8 +92,9 @@ struct SQLiteTestDatabaseTests {
         } matching: { issue in
             String(describing: issue).contains("still running")
         }
-        // The check's grace and the bounded close, not forever.
-        #expect(clock.now - started < .seconds(20))
+        // The check's grace and the bounded close, not forever. (A loaded machine stretches the
+        // grace, which counts at most 50 ms per 10 ms step: 20 s was passed beside a build.)
+        #expect(clock.now - started < .seconds(60))
         try? await kept.withLock { $0 }?.close(.cancelled)
     }
 }

@@ -66,9 +66,9 @@ struct WriterHandOverTests {
             SQLiteConfiguration(
                 path: folder.path("catalog.sqlite"),
                 migrations: movieSchema,
-                // Its deadline also counts the 100 ms the statement waits for the held writer
-                // thread below: generous, so that a loaded machine's delays stay inside it.
-                statementTimeout: .seconds(2)
+                // Its deadline also counts the statement's wait for the held writer thread below
+                // (100 ms, and whatever a loaded machine adds: 2 s was passed beside a build).
+                statementTimeout: .seconds(5)
             )
         )
         let session = SQLiteSession(database: database)
@@ -86,7 +86,7 @@ struct WriterHandOverTests {
         writerHeld.signal()
         try await holding.value
         // The statement runs in a moment; its task waits past its timeout for its thread.
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(6))
         actorHeld.signal()
         try await inserted.value
         // The session's transaction is whole: it commits both rows.

@@ -194,7 +194,8 @@ struct LifetimeTests {
             let result = await error(reading: CrossTaskCycleBKey.self)
             finished.errors.withLock { $0.append(result) }
         }
-        let deadline = ContinuousClock.now + .seconds(10)
+        // Generous: beside a build, the two tasks waited more than 10 s for a cooperative thread.
+        let deadline = ContinuousClock.now + .seconds(60)
         while finished.errors.withLock({ $0.count }) < 2 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
