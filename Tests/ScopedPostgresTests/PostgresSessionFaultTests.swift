@@ -178,4 +178,41 @@ struct PostgresSessionFaultTests {
             _ = try await root.withScope { try await ScopedValues.current.postgresSession.execute("SELECT 1") }
         }
     }
+
+    /// A statement's deadline bounds the statement, not its task's wait for a thread once the
+    /// server has answered: under a loaded machine that wait ran past the timeout, the deadline
+    /// closed a connection whose statement had finished, and the commit was lost.
+    @Test func aFinishedStatementIsNotCutOffWhileItsTaskWaitsForItsExecutor() async throws {
+        let fixture = try await PostgresFixture()
+        try await withRoot(fixture, statementTimeout: .seconds(2)) { root in
+            let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
+            let session = PostgresSession(database: database)
+            try await session.execute("INSERT INTO items (name) VALUES (\("first"))")
+            let runner = StatementRunner()
+            // Sent from the runner's thread; the server answers after 300 ms, while that thread
+            // is stopped for three seconds, past the statement's deadline.
+            let sleeping = Task { try await runner.sleep(in: session) }
+            try await Task.sleep(for: .milliseconds(100))
+            let held = DispatchSemaphore(value: 0)
+            runner.executor.block(until: held)
+            try await Task.sleep(for: .seconds(3))
+            held.signal()
+            try await sleeping.value
+            // The connection is still the session's, its transaction whole: both rows commit.
+            try await session.execute("INSERT INTO items (name) VALUES (\("second"))")
+            try await session.finish(.success)
+            runner.executor.stop()
+        }
+        #expect(try await fixture.itemCount() == 2)
+    }
+}
+
+/// Runs a session's statement from an executor of its own, which the test can stop.
+private actor StatementRunner {
+    nonisolated let executor = ThreadExecutor()
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    func sleep(in session: PostgresSession) async throws {
+        _ = try await session.query("SELECT pg_sleep(0.3)")
+    }
 }
