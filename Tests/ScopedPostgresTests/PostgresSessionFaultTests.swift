@@ -184,24 +184,32 @@ struct PostgresSessionFaultTests {
     /// closed a connection whose statement had finished, and the commit was lost.
     @Test func aFinishedStatementIsNotCutOffWhileItsTaskWaitsForItsExecutor() async throws {
         let fixture = try await PostgresFixture()
-        try await withRoot(fixture, statementTimeout: .seconds(2)) { root in
+        // A deadline of seconds: it also counts the sending and the server's 300 ms, and beside a
+        // build 2 s was passed before the answer came.
+        try await withRoot(fixture, statementTimeout: .seconds(5)) { root in
             let database = try await root.withScope { try await ScopedValues.current.postgresDatabase }
             let session = PostgresSession(database: database)
-            try await session.execute("INSERT INTO items (name) VALUES (\("first"))")
             let runner = StatementRunner()
-            // Sent from the runner's thread; the server answers after 300 ms, while that thread
-            // is stopped for three seconds, past the statement's deadline.
-            let sleeping = Task { try await runner.sleep(in: session) }
-            try await Task.sleep(for: .milliseconds(100))
-            let held = DispatchSemaphore(value: 0)
-            runner.executor.block(until: held)
-            try await Task.sleep(for: .seconds(3))
-            held.signal()
-            try await sleeping.value
-            // The connection is still the session's, its transaction whole: both rows commit.
-            try await session.execute("INSERT INTO items (name) VALUES (\("second"))")
-            try await session.finish(.success)
-            runner.executor.stop()
+            defer { runner.executor.stop() }
+            do {
+                try await session.execute("INSERT INTO items (name) VALUES (\("first"))")
+                // Sent from the runner's thread; the server answers after 300 ms, while that
+                // thread is stopped for six seconds, past the statement's deadline.
+                let sleeping = Task { try await runner.sleep(in: session) }
+                try await Task.sleep(for: .milliseconds(100))
+                let held = DispatchSemaphore(value: 0)
+                runner.executor.block(until: held)
+                try await Task.sleep(for: .seconds(6))
+                held.signal()
+                try await sleeping.value
+                // The connection is still the session's, its transaction whole: both rows commit.
+                try await session.execute("INSERT INTO items (name) VALUES (\("second"))")
+                try await session.finish(.success)
+            } catch {
+                // The connection goes back to the client even when the test fails.
+                try? await session.finish(.failure(error))
+                throw error
+            }
         }
         #expect(try await fixture.itemCount() == 2)
     }
