@@ -40,6 +40,7 @@ struct PostgresFixture {
     func makeRoot(
         maximumConnections: Int = 20,
         leaseTimeout: Duration = .seconds(5),
+        statementTimeout: Duration? = nil,
         migrations: [PostgresMigration] = itemMigrations
     ) throws -> ScopeRoot {
         var configuration = try PostgresConfiguration(
@@ -48,6 +49,7 @@ struct PostgresFixture {
             migrations: migrations
         )
         configuration.leaseTimeout = leaseTimeout
+        if let statementTimeout { configuration.statementTimeout = statementTimeout }
         return ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
             $0.postgresConfiguration = configuration
         }
@@ -57,9 +59,14 @@ struct PostgresFixture {
     func withRoot<R: Sendable>(
         maximumConnections: Int = 20,
         leaseTimeout: Duration = .seconds(5),
+        statementTimeout: Duration? = nil,
         _ body: (ScopeRoot) async throws -> R
     ) async throws -> R {
-        let root = try makeRoot(maximumConnections: maximumConnections, leaseTimeout: leaseTimeout)
+        let root = try makeRoot(
+            maximumConnections: maximumConnections,
+            leaseTimeout: leaseTimeout,
+            statementTimeout: statementTimeout
+        )
         return try await root.withRunningServices(logger: Logger(label: "test")) {
             let problems = await root.validate()
             try #require(problems.isEmpty, "\(problems)")
