@@ -536,6 +536,34 @@ let package = Package(
             // The document the committed Swift in Generated/ is made from (scripts/regenerate-openapi.sh).
             exclude: ["Generated/openapi.yaml", "Generated/openapi-generator-config.yaml"]
         ),
+        // What the README promises of every adapter, asserted the same way on each stack and each
+        // database (issue 37): one conformance app served through each adapter.
+        .testTarget(
+            name: "ScopedConformanceTests",
+            dependencies: [
+                "ScopedHummingbird",
+                "ScopedVapor",
+                "ScopedOpenAPI",
+                "ScopedGRPC",
+                "ScopedServiceLifecycle",
+                "ScopedTestSupport",
+                "SessionTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Vapor", package: "vapor"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIVapor", package: "swift-openapi-vapor"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "GRPCCore", package: "grpc-swift-2"),
+                .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            // The document the committed Swift in OpenAPI/ is made from (scripts/regenerate-openapi.sh).
+            exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]
+        ),
         .testTarget(
             name: "ScopedGRPCTests",
             dependencies: [
@@ -579,6 +607,7 @@ let traitOfTarget: [String: String] = [
     "ScopedFluentTests": "Example",
     "ScopedOpenAPITests": "Example",
     "ScopedGRPCTests": "Example",
+    "ScopedConformanceTests": "Example",
     "MovieCatalog": "Example",
     "CatalogApp": "Example",
     "ExampleServer": "Example",

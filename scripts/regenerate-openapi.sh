@@ -13,7 +13,7 @@
 # Usage: bash scripts/regenerate-openapi.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-documents=(Tests/ScopedOpenAPITests/Generated Sources/MovieCatalog/OpenAPI)
+documents=(Tests/ScopedOpenAPITests/Generated Tests/ScopedConformanceTests/OpenAPI Sources/MovieCatalog/OpenAPI)
 served=(Sources/MovieCatalog/OpenAPI)
 generator_version=1.14.3
 

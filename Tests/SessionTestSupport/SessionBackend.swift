@@ -119,6 +119,23 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
         leaseTimeout: Duration = .seconds(5),
         _ body: (ScopeRoot) async throws -> R
     ) async throws -> R {
+        try await withUnstartedRoot(statementTimeout: statementTimeout, leaseTimeout: leaseTimeout) { root in
+            try await root.withRunningServices(logger: Logger(label: "test")) {
+                let problems = await root.validate()
+                try #require(problems.isEmpty, "\(problems)")
+                return try await body(root)
+            }
+        }
+    }
+
+    /// Runs `body` with a root on a new database holding an empty `items` table (`name`
+    /// unique), neither validated nor running its services: for a test whose application gives
+    /// the root its life (validation, running services, shutdown).
+    public func withUnstartedRoot<R: Sendable>(
+        statementTimeout: Duration = .seconds(10),
+        leaseTimeout: Duration = .seconds(5),
+        _ body: (ScopeRoot) async throws -> R
+    ) async throws -> R {
         switch self {
         case .sqlite:
             let folder = try TemporaryFolder()
@@ -138,16 +155,9 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
             let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
                 $0.sqliteConfiguration = configuration
             }
-            let problems = await root.validate()
-            try #require(problems.isEmpty, "\(problems)")
-            do {
-                let result = try await body(root)
-                await root.shutdown()
-                return result
-            } catch {
-                await root.shutdown()
-                throw error
-            }
+            // The folder, and the database in it, outlive `body`.
+            defer { withExtendedLifetime(folder) {} }
+            return try await body(root)
         case .postgres:
             var configuration = try await PostgresConfiguration(
                 url: try PostgresTestServer.shared().makeDatabase().url,
@@ -166,11 +176,7 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
             ) { [configuration] in
                 $0.postgresConfiguration = configuration
             }
-            return try await root.withRunningServices(logger: Logger(label: "test")) {
-                let problems = await root.validate()
-                try #require(problems.isEmpty, "\(problems)")
-                return try await body(root)
-            }
+            return try await body(root)
         }
     }
 }

@@ -1,0 +1,120 @@
+import Scoped
+import ScopedTestSupport
+import SessionTestSupport
+import Testing
+
+/// What the README promises of every adapter, asserted the same way on each stack and each
+/// database: the conformance app served through the adapter as its article sets it up, a real
+/// server on loopback, a real session.
+///
+/// One suite at a time among those that flood the process: each case runs a server and a
+/// database of its own, and 300 ms closes.
+@Suite(.loadExclusion)
+struct RequestGuaranteeTests {
+    /// Runs `body` with `stack` serving the conformance app on a new `backend` database.
+    private func serving(
+        _ stack: Stack,
+        on backend: SessionBackend,
+        _ body: @Sendable (any ConformanceClient, ScopeRoot, CloseLog) async throws -> Void
+    ) async throws {
+        let log = CloseLog()
+        try await backend.withRoot { root in
+            try await stack.serve(root: root, app: ConformanceApp(backend: backend), log: log) { client in
+                try await body(client, root, log)
+            }
+            #expect(await eventually(within: .seconds(10)) { root.openScopeCount == 0 })
+            #expect(try await root.withScope { try await backend.leased() } == 0)
+        }
+    }
+
+    private func committed(_ root: ScopeRoot, _ backend: SessionBackend) async throws -> [String] {
+        try await root.withScope { try await backend.session().names() }
+    }
+
+    @Test(arguments: Stack.allCases, SessionBackend.available)
+    func aSuccessCommitsBeforeItsResponseAndAThrownErrorRollsBack(stack: Stack, backend: SessionBackend) async throws {
+        try await serving(stack, on: backend) { client, root, log in
+            let kept = try await client.insert("kept")
+            guard case .answered(let answer) = kept else {
+                Issue.record("\(kept)")
+                return
+            }
+            #expect(answer.names == ["kept"])
+            // The scope had closed, and the session committed, when the response arrived.
+            #expect(log.all == ["success"])
+            #expect(try await committed(root, backend) == ["kept"])
+
+            #expect(try await client.insert("refused", mode: .failing, requestID: nil) == .refused)
+            #expect(await eventually { log.all.count == 2 })
+            #expect(log.all == ["success", "failure"])
+            #expect(await eventually { root.openScopeCount == 0 })
+            #expect(try await committed(root, backend) == ["kept"])
+        }
+    }
+
+    /// 17 chunks of 64 KiB: past every limit below which a body is written into memory first.
+    @Test(arguments: Stack.allCases, SessionBackend.available)
+    func aStreamedBodyOverAMebibyteIsReadFromTheRequestsTransactionAndEndsAfterItsCommit(
+        stack: Stack,
+        backend: SessionBackend
+    ) async throws {
+        let chunks = 17
+        try await serving(stack, on: backend) { client, root, log in
+            let export = try await client.export("exported", chunks: chunks)
+            #expect(export.isComplete)
+            #expect(export.body.count == chunks * ConformanceApp.chunkSize)
+            // Every chunk saw the row its request inserted and had not committed yet.
+            #expect(export.body.allSatisfy { $0 == UInt8(ascii: "1") })
+            // The last byte came after the scope's close and the commit.
+            #expect(log.all == ["success"])
+            #expect(try await committed(root, backend) == ["exported"])
+        }
+    }
+
+    @Test(arguments: Stack.allCases, SessionBackend.available)
+    func aClientThatGoesAwayMidResponseClosesTheScopeAsCancelledAndRollsBack(
+        stack: Stack,
+        backend: SessionBackend
+    ) async throws {
+        try await serving(stack, on: backend) { client, root, log in
+            let lines = try await client.leaveMidStream("left")
+            #expect(lines.count >= 4)
+            // Each line was read from the request's session, which sees its own insert.
+            #expect(lines.allSatisfy { $0.hasSuffix("of 1\n") || $0.hasSuffix("of 1") })
+            #expect(await eventually(within: .seconds(10)) { root.openScopeCount == 0 })
+            #expect(log.all == ["cancelled"])
+            #expect(try await committed(root, backend) == [])
+        }
+    }
+
+    @Test(arguments: Stack.allCases, SessionBackend.available)
+    func aValidClientRequestIDIsKeptAndAForgedOneReplaced(stack: Stack, backend: SessionBackend) async throws {
+        try await serving(stack, on: backend) { client, _, _ in
+            let valid = "abc.1-_XYZ"
+            let kept = try await client.insert("valid", requestID: valid)
+            #expect(kept == .answered(Answer(requestID: valid, names: ["valid"])))
+
+            let forgeries = ["forged id", "forged\"quote", String(repeating: "a", count: 65)]
+            var seen: Set<String> = [valid]
+            for (index, forged) in forgeries.enumerated() {
+                let answer = try await client.insert("forged\(index)", requestID: forged)
+                guard case .answered(let answered) = answer else {
+                    Issue.record("\(answer)")
+                    continue
+                }
+                #expect(answered.requestID != forged)
+                #expect(RequestIDs.accepting(answered.requestID) == answered.requestID, "\(answered.requestID)")
+                seen.insert(answered.requestID)
+            }
+            let none = try await client.insert("none")
+            guard case .answered(let answered) = none else {
+                Issue.record("\(none)")
+                return
+            }
+            #expect(RequestIDs.accepting(answered.requestID) == answered.requestID)
+            seen.insert(answered.requestID)
+            // Every request got an ID of its own.
+            #expect(seen.count == forgeries.count + 2)
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import GRPCCore
+import GRPCNIOTransportHTTP2
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import OpenAPIHummingbird
+import OpenAPIRuntime
+import OpenAPIVapor
+import Scoped
+import ScopedGRPC
+import ScopedHummingbird
+import ScopedOpenAPI
+import ScopedVapor
+import SessionTestSupport
+import Testing
+import Vapor
+
+/// A stack Scoped adapts, serving the conformance app on a free loopback port with the
+/// adapter set up as its article says.
+enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case hummingbird
+    case vapor
+    case openAPIOnHummingbird
+    case openAPIOnVapor
+    case grpc
+
+    var testDescription: String { rawValue }
+
+    /// Serves `app` with every request in a scope of `root` whose ``CommitProbeKey`` records in
+    /// `log`, and runs `body` with a client of the server.
+    func serve(
+        root: ScopeRoot,
+        app: ConformanceApp,
+        log: CloseLog,
+        _ body: @Sendable (any ConformanceClient) async throws -> Void
+    ) async throws {
+        switch self {
+        case .hummingbird, .openAPIOnHummingbird:
+            try await Hummingbird.Application(router: try makeRouter(root: root, app: app, log: log))
+                .test(.live) { client in
+                    try await body(HTTPConformanceClient(port: try #require(client.port)))
+                }
+        case .vapor, .openAPIOnVapor:
+            let application = try await Vapor.Application.make(.testing)
+            application.logger.logLevel = .critical
+            do {
+                try configure(application, root: root, app: app, log: log)
+                try await application.server.start(address: .hostname("127.0.0.1", port: 0))
+                try await body(
+                    HTTPConformanceClient(port: try #require(application.http.server.shared.localAddress?.port))
+                )
+                await application.server.shutdown()
+                try await application.asyncShutdown()
+            } catch {
+                await application.server.shutdown()
+                try? await application.asyncShutdown()
+                throw error
+            }
+        case .grpc:
+            let server = makeGRPCServer(root: root, app: app, log: log)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.serve() }
+                defer { server.beginGracefulShutdown() }
+                let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
+                try await withGRPCClient(
+                    transport: .http2NIOPosix(
+                        target: .ipv4(address: "127.0.0.1", port: port),
+                        transportSecurity: .plaintext
+                    )
+                ) { client in
+                    try await body(GRPCConformanceClient(client: client))
+                }
+            }
+        }
+    }
+
+    /// The router of a Hummingbird stack: its request scopes and the app's routes.
+    func makeRouter(root: ScopeRoot, app: ConformanceApp, log: CloseLog) throws
+        -> Hummingbird.Router<BasicRequestContext>
+    {
+        let router = Hummingbird.Router()
+        if self == .openAPIOnHummingbird {
+            try ConformanceAPI(app: app).registerHandlers(on: router, middlewares: [Self.openAPIScopes(root, log)])
+        } else {
+            router.add(middleware: RequestIDMiddleware())
+            router.add(
+                middleware: ScopedHummingbird.RequestScopeMiddleware(root: root) { values, _, _ in
+                    values.conformanceLog = log
+                }
+            )
+            Self.route(router, app)
+        }
+        return router
+    }
+
+    /// Gives a Vapor stack's application its request scopes and the app's routes.
+    func configure(_ application: Vapor.Application, root: ScopeRoot, app: ConformanceApp, log: CloseLog) throws {
+        if self == .openAPIOnVapor {
+            try ConformanceAPI(app: app)
+                .registerHandlers(
+                    on: VaporTransport(routesBuilder: application),
+                    middlewares: [Self.openAPIScopes(root, log)]
+                )
+        } else {
+            application.middleware.use(
+                ScopedVapor.RequestScopeMiddleware(root: root) { values, _ in values.conformanceLog = log }
+            )
+            Self.route(application, app)
+        }
+    }
+
+    /// The gRPC stack's server, not yet serving.
+    func makeGRPCServer(root: ScopeRoot, app: ConformanceApp, log: CloseLog) -> GRPCServer<HTTP2ServerTransport.Posix> {
+        GRPCServer(
+            transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+            services: [ConformanceService(app: app)],
+            interceptors: [RPCScopeInterceptor(root: root) { values, _, _ in values.conformanceLog = log }]
+        )
+    }
+
+    private static func openAPIScopes(_ root: ScopeRoot, _ log: CloseLog) -> RequestScopeServerMiddleware {
+        RequestScopeServerMiddleware(root: root) { values, _, _, _ in values.conformanceLog = log }
+    }
+
+    // MARK: Hummingbird
+
+    private static func route(_ router: Hummingbird.Router<BasicRequestContext>, _ app: ConformanceApp) {
+        router.post("/items/:name") { request, context -> Hummingbird.Response in
+            let name = try context.parameters.require("name")
+            do {
+                let mode = request.uri.queryParameters["mode"].flatMap { InsertMode(rawValue: String($0)) } ?? .plain
+                let answer = try await app.insert(name, mode: mode)
+                return Hummingbird.Response(
+                    status: .ok,
+                    headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(answer)))
+                )
+            } catch is Refused {
+                throw HTTPError(.conflict)
+            }
+        }
+        router.get("/export/:name") { request, context -> Hummingbird.Response in
+            let name = try context.parameters.require("name")
+            let chunks = try #require(request.uri.queryParameters["chunks"].flatMap { Int($0) })
+            try await app.beginExport(name)
+            return Hummingbird.Response(
+                status: .ok,
+                body: ResponseBody { writer in
+                    for _ in 0..<chunks { try await writer.write(ByteBuffer(bytes: try await app.chunk(of: name))) }
+                    try await writer.finish(nil)
+                }
+            )
+        }
+        router.get("/endless/:name") { _, context -> Hummingbird.Response in
+            try await app.beginExport(try context.parameters.require("name"))
+            return Hummingbird.Response(
+                status: .ok,
+                body: ResponseBody { writer in
+                    for number in 0... { try await writer.write(ByteBuffer(string: try await app.line(number))) }
+                }
+            )
+        }
+    }
+
+    // MARK: Vapor
+
+    private static func route(_ application: Vapor.Application, _ app: ConformanceApp) {
+        application.post("items", ":name") { request async throws -> Vapor.Response in
+            let name = try request.parameters.require("name")
+            do {
+                let mode = request.query[String.self, at: "mode"].flatMap(InsertMode.init(rawValue:)) ?? .plain
+                let answer = try await app.insert(name, mode: mode)
+                return Vapor.Response(
+                    status: .ok,
+                    headers: ["Content-Type": "application/json"],
+                    body: .init(data: try JSONEncoder().encode(answer))
+                )
+            } catch is Refused {
+                throw Abort(.conflict)
+            }
+        }
+        application.get("export", ":name") { request async throws -> Vapor.Response in
+            let name = try request.parameters.require("name")
+            let chunks = try request.query.get(Int.self, at: "chunks")
+            try await app.beginExport(name)
+            return Vapor.Response(
+                status: .ok,
+                body: .init(scopedAsyncStream: { writer in
+                    for _ in 0..<chunks {
+                        try await writer.write(.buffer(ByteBuffer(bytes: try await app.chunk(of: name))))
+                    }
+                    try await writer.write(.end)
+                })
+            )
+        }
+        application.get("endless", ":name") { request async throws -> Vapor.Response in
+            try await app.beginExport(try request.parameters.require("name"))
+            return Vapor.Response(
+                status: .ok,
+                body: .init(scopedAsyncStream: { writer in
+                    for number in 0... {
+                        try await writer.write(.buffer(ByteBuffer(string: try await app.line(number))))
+                    }
+                })
+            )
+        }
+    }
+
+}
+
+// MARK: OpenAPI
+
+/// The conformance app as generated handlers of `OpenAPI/openapi.yaml`.
+struct ConformanceAPI: APIProtocol {
+    let app: ConformanceApp
+
+    func insert(_ input: Operations.Insert.Input) async throws -> Operations.Insert.Output {
+        let mode = input.query.mode.flatMap { InsertMode(rawValue: $0.rawValue) } ?? .plain
+        let answer = try await app.insert(input.path.name, mode: mode)
+        return .ok(.init(body: .json(.init(requestID: answer.requestID, names: answer.names))))
+    }
+
+    func export(_ input: Operations.Export.Input) async throws -> Operations.Export.Output {
+        let name = input.path.name
+        try await app.beginExport(name)
+        let chunks = Pieces(count: input.query.chunks) { [app] _ in try await app.chunk(of: name) }
+        return .ok(.init(body: .binary(HTTPBody(chunks, length: .unknown, iterationBehavior: .single))))
+    }
+
+    func endless(_ input: Operations.Endless.Input) async throws -> Operations.Endless.Output {
+        try await app.beginExport(input.path.name)
+        let lines = Pieces(count: .max) { [app] number in Array(try await app.line(number).utf8) }
+        return .ok(.init(body: .plainText(HTTPBody(lines, length: .unknown, iterationBehavior: .single))))
+    }
+
+    /// `count` pieces, each made as the transport reads it.
+    struct Pieces: AsyncSequence, Sendable {
+        let count: Int
+        let make: @Sendable (Int) async throws -> [UInt8]
+
+        func makeAsyncIterator() -> Iterator { Iterator(count: count, make: make) }
+
+        struct Iterator: AsyncIteratorProtocol {
+            let count: Int
+            let make: @Sendable (Int) async throws -> [UInt8]
+            var number = 0
+
+            mutating func next() async throws -> ArraySlice<UInt8>? {
+                guard number < count else { return nil }
+                defer { number += 1 }
+                return ArraySlice(try await make(number))
+            }
+        }
+    }
+}
