@@ -8,8 +8,10 @@ protocol ConformanceClient: Sendable {
     /// the handler does after its insert.
     func insert(_ name: String, mode: InsertMode, requestID: String?) async throws -> InsertResponse
 
-    /// Reads a whole export of `name` in `chunks` chunks.
-    func export(_ name: String, chunks: Int) async throws -> ExportResponse
+    /// Reads a whole export of `name` in `chunks` chunks, and returns the moment it has the
+    /// response's last byte; `lengthKnown` asks for the body's length in the response's head
+    /// (a stack with no such notion ignores it).
+    func export(_ name: String, chunks: Int, lengthKnown: Bool) async throws -> ExportResponse
 
     /// Starts an endless stream for `name`, reads its first lines, then goes away.
     ///
@@ -56,11 +58,12 @@ struct HTTPConformanceClient: ConformanceClient {
         return .answered(try JSONDecoder().decode(Answer.self, from: Data(try #require(body).utf8)))
     }
 
-    func export(_ name: String, chunks: Int) async throws -> ExportResponse {
+    func export(_ name: String, chunks: Int, lengthKnown: Bool) async throws -> ExportResponse {
         let response = try await RawHTTPConnection(port: port)
             .exchange(
-                "GET /export/\(name)?chunks=\(chunks) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
-                timeout: .seconds(30)
+                "GET /export/\(name)?chunks=\(chunks)&known=\(lengthKnown) HTTP/1.1\r\nHost: test\r\n\r\n",
+                timeout: .seconds(30),
+                until: Self.isComplete
             )
         let (status, body) = try Self.parse(response)
         return ExportResponse(isComplete: status == 200 && body != nil, body: Array((body ?? "").utf8))
@@ -70,6 +73,21 @@ struct HTTPConformanceClient: ConformanceClient {
         let received = try await RawHTTPConnection(port: port)
             .exchange("GET /endless/\(name) HTTP/1.1\r\nHost: test\r\n\r\n") { $0.contains("line 3 ") }
         return received.split(separator: "\n").filter { $0.contains("line ") }.map(String.init)
+    }
+
+    /// Whether `response` holds a whole response: all of a body of known length, or a chunked
+    /// body's last chunk. A client can rely on a response from that byte on.
+    static func isComplete(_ response: String) -> Bool {
+        guard let headEnd = response.range(of: "\r\n\r\n") else { return false }
+        let head = response[..<headEnd.lowerBound].lowercased()
+        if head.contains("transfer-encoding: chunked") { return response.hasSuffix("\r\n0\r\n\r\n") }
+        guard let length = contentLength(in: head) else { return false }
+        return response.utf8.count - response.utf8.distance(from: response.startIndex, to: headEnd.upperBound) >= length
+    }
+
+    private static func contentLength(in head: String) -> Int? {
+        head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) }
     }
 
     /// A response's status and body; the body is `nil` when the response was cut short.
@@ -82,12 +100,7 @@ struct HTTPConformanceClient: ConformanceClient {
             return (status, RawHTTPConnection.chunkedBody(of: response))
         }
         let body = String(response[headEnd.upperBound...])
-        if let lengthLine = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-            let length = Int(lengthLine.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
-            body.utf8.count != length
-        {
-            return (status, nil)
-        }
+        if let length = contentLength(in: head), body.utf8.count != length { return (status, nil) }
         return (status, body)
     }
 }

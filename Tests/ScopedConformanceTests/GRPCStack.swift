@@ -105,7 +105,7 @@ struct GRPCConformanceClient: ConformanceClient {
         return answered.map(InsertResponse.answered) ?? .refused
     }
 
-    func export(_ name: String, chunks: Int) async throws -> ExportResponse {
+    func export(_ name: String, chunks: Int, lengthKnown: Bool) async throws -> ExportResponse {
         try await client.serverStreaming(
             request: ClientRequest(message: ItemRequest(name: name, chunks: chunks)),
             descriptor: ConformanceService.export,

@@ -144,10 +144,11 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
         router.get("/export/:name") { request, context -> Hummingbird.Response in
             let name = try context.parameters.require("name")
             let chunks = try #require(request.uri.queryParameters["chunks"].flatMap { Int($0) })
+            let length = request.uri.queryParameters["known"] == "true" ? chunks * ConformanceApp.chunkSize : nil
             try await app.beginExport(name)
             return Hummingbird.Response(
                 status: .ok,
-                body: ResponseBody { writer in
+                body: ResponseBody(contentLength: length) { writer in
                     for _ in 0..<chunks { try await writer.write(ByteBuffer(bytes: try await app.chunk(of: name))) }
                     try await writer.finish(nil)
                 }
@@ -184,15 +185,19 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
         application.get("export", ":name") { request async throws -> Vapor.Response in
             let name = try request.parameters.require("name")
             let chunks = try request.query.get(Int.self, at: "chunks")
+            let length = request.query[Bool.self, at: "known"] == true ? chunks * ConformanceApp.chunkSize : nil
             try await app.beginExport(name)
             return Vapor.Response(
                 status: .ok,
-                body: .init(scopedAsyncStream: { writer in
-                    for _ in 0..<chunks {
-                        try await writer.write(.buffer(ByteBuffer(bytes: try await app.chunk(of: name))))
-                    }
-                    try await writer.write(.end)
-                })
+                body: .init(
+                    scopedAsyncStream: { writer in
+                        for _ in 0..<chunks {
+                            try await writer.write(.buffer(ByteBuffer(bytes: try await app.chunk(of: name))))
+                        }
+                        try await writer.write(.end)
+                    },
+                    count: length
+                )
             )
         }
         application.get("endless", ":name") { request async throws -> Vapor.Response in
@@ -225,8 +230,11 @@ struct ConformanceAPI: APIProtocol {
     func export(_ input: Operations.Export.Input) async throws -> Operations.Export.Output {
         let name = input.path.name
         try await app.beginExport(name)
-        let chunks = Pieces(count: input.query.chunks) { [app] _ in try await app.chunk(of: name) }
-        return .ok(.init(body: .binary(HTTPBody(chunks, length: .unknown, iterationBehavior: .single))))
+        let count = input.query.chunks
+        let chunks = Pieces(count: count) { [app] _ in try await app.chunk(of: name) }
+        let length =
+            input.query.known == true ? HTTPBody.Length.known(Int64(count * ConformanceApp.chunkSize)) : .unknown
+        return .ok(.init(body: .binary(HTTPBody(chunks, length: length, iterationBehavior: .single))))
     }
 
     func endless(_ input: Operations.Endless.Input) async throws -> Operations.Endless.Output {

@@ -148,13 +148,22 @@ fileprivate extension UniversalServer where APIHandler: APIProtocol {
                     name: "name",
                     as: Swift.String.self
                 ))
-                let query: Operations.Export.Input.Query = .init(chunks: try converter.getRequiredQueryItemAsURI(
-                    in: request.soar_query,
-                    style: .form,
-                    explode: true,
-                    name: "chunks",
-                    as: Swift.Int.self
-                ))
+                let query: Operations.Export.Input.Query = .init(
+                    chunks: try converter.getRequiredQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "chunks",
+                        as: Swift.Int.self
+                    ),
+                    known: try converter.getOptionalQueryItemAsURI(
+                        in: request.soar_query,
+                        style: .form,
+                        explode: true,
+                        name: "known",
+                        as: Swift.Bool.self
+                    )
+                )
                 let headers: Operations.Export.Input.Headers = .init(accept: try converter.extractAcceptHeaderIfPresent(in: request.headerFields))
                 return Operations.Export.Input(
                     path: path,

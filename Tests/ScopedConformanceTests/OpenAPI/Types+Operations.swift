@@ -182,12 +182,21 @@ internal enum Operations {
             internal struct Query: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/export/{name}/GET/query/chunks`.
                 internal var chunks: Swift.Int
+                /// Sends the body's length in the response's head.
+                ///
+                /// - Remark: Generated from `#/paths/export/{name}/GET/query/known`.
+                internal var known: Swift.Bool?
                 /// Creates a new `Query`.
                 ///
                 /// - Parameters:
                 ///   - chunks:
-                internal init(chunks: Swift.Int) {
+                ///   - known: Sends the body's length in the response's head.
+                internal init(
+                    chunks: Swift.Int,
+                    known: Swift.Bool? = nil
+                ) {
                     self.chunks = chunks
+                    self.known = known
                 }
             }
             internal var query: Operations.Export.Input.Query
