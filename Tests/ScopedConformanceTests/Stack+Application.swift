@@ -64,7 +64,7 @@ extension Stack {
             let server = makeGRPCServer(root: root, app: app, log: log)
             let (serving, started) = AsyncStream.makeStream(of: Int.self)
             let rootService = ScopeRootService(root: root, logger: logger)
-            let services = rootService.services(serving: GRPCServerService(server: server, started: started))
+            let services = rootService.services(serving: Announced(GRPCServerService(server: server), to: started))
             try await Self.run(group: services, serving: serving, started: started) { _ in
                 let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
                 try await withGRPCClient(
@@ -125,23 +125,19 @@ extension Stack {
     }
 }
 
-/// A gRPC server as a swift-service-lifecycle service: serves until the group's graceful
-/// shutdown, which it passes on to the server (RPCs in flight finish).
-struct GRPCServerService: Service {
-    let server: GRPCServer<HTTP2ServerTransport.Posix>
-    /// Told when the server starts serving.
+/// A service that says when it starts running: after the root service's validation, when it
+/// is the server of `ScopeRootService.services(serving:)`.
+struct Announced<Wrapped: Service>: Service {
+    let wrapped: Wrapped
     let started: AsyncStream<Int>.Continuation
 
+    init(_ wrapped: Wrapped, to started: AsyncStream<Int>.Continuation) {
+        self.wrapped = wrapped
+        self.started = started
+    }
+
     func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await server.serve() }
-                _ = try await server.transport.listeningAddress
-                started.yield(0)
-                try await tasks.waitForAll()
-            }
-        } onGracefulShutdown: {
-            server.beginGracefulShutdown()
-        }
+        started.yield(0)
+        try await wrapped.run()
     }
 }
