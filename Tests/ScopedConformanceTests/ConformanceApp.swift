@@ -35,7 +35,11 @@ struct ConformanceApp: Sendable {
             inFlight.fire()
             try await Task.sleep(for: .seconds(1))
         }
-        return Answer(requestID: ScopedValues.current.requestID ?? "", names: try await session.names())
+        return Answer(
+            requestID: ScopedValues.current.requestID ?? "",
+            names: try await session.names(),
+            root: ScopedValues.current.rootName
+        )
     }
 
     /// Inserts `name` before an export's first chunk.
@@ -72,6 +76,8 @@ enum InsertMode: String, Codable, Sendable {
 struct Answer: Codable, Sendable, Equatable {
     var requestID: String
     var names: [String]
+    /// The ``ScopedValues/rootName`` of the root the request's scope opened on.
+    var root: String
 }
 
 /// What a handler asked to fail throws, after its insert.
@@ -82,6 +88,8 @@ struct Refused: Error {
 extension ScopedValues {
     /// Where the request's ``CommitProbeKey`` records how its scope closed.
     @Entry var conformanceLog: CloseLog? = nil
+    /// Names the root a request's scope opened on, for the tests that reload.
+    @Entry var rootName: String = "-"
 }
 
 /// A request resource whose close takes ``closeTakes`` and then records the scope's outcome in

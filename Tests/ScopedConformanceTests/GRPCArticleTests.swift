@@ -30,7 +30,7 @@ struct GRPCArticleTests {
     @Test func aGRPCApplicationRunsItsRootAsTheArticleShows() async throws {
         let log = CloseLog()
         try await SessionBackend.sqlite.withUnstartedRoot { root in
-            let server = Stack.grpc.makeGRPCServer(root: root, app: ConformanceApp(backend: .sqlite), log: log)
+            let server = Stack.grpc.makeGRPCServer(root: .fixed(root), app: ConformanceApp(backend: .sqlite), log: log)
             let logger = Stack.quietLogger
             let running = Task {
                 // SNIPPET-BEGIN

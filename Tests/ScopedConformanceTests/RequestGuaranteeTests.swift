@@ -19,7 +19,7 @@ struct RequestGuaranteeTests {
     ) async throws {
         let log = CloseLog()
         try await backend.withRoot { root in
-            try await stack.serve(root: root, app: ConformanceApp(backend: backend), log: log) { client in
+            try await stack.serve(root: .fixed(root), app: ConformanceApp(backend: backend), log: log) { client in
                 try await body(client, root, log)
             }
             #expect(await eventually(within: .seconds(10)) { root.openScopeCount == 0 })
@@ -100,7 +100,7 @@ struct RequestGuaranteeTests {
         try await serving(stack, on: backend) { client, _, _ in
             let valid = "abc.1-_XYZ"
             let kept = try await client.insert("valid", requestID: valid)
-            #expect(kept == .answered(Answer(requestID: valid, names: ["valid"])))
+            #expect(kept == .answered(Answer(requestID: valid, names: ["valid"], root: "-")))
 
             let forgeries = ["forged id", "forged\"quote", String(repeating: "a", count: 65)]
             var seen: Set<String> = [valid]

@@ -32,7 +32,7 @@ extension Stack {
         case .hummingbird, .openAPIOnHummingbird:
             let (serving, started) = AsyncStream.makeStream(of: Int.self)
             var application = Hummingbird.Application(
-                router: try makeRouter(root: root, app: app, log: log),
+                router: try makeRouter(root: .fixed(root), app: app, log: log),
                 configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                 onServerRunning: { channel in started.yield(channel.localAddress?.port ?? 0) },
                 logger: logger
@@ -50,7 +50,7 @@ extension Stack {
             application.http.server.configuration.port = 0
             application.lifecycle.use(ScopeRootLifecycle(root: root, logger: logger))
             do {
-                try configure(application, root: root, app: app, log: log)
+                try configure(application, root: .fixed(root), app: app, log: log)
                 try await application.startup()
                 try await body(
                     HTTPConformanceClient(port: try #require(application.http.server.shared.localAddress?.port))
@@ -61,7 +61,7 @@ extension Stack {
             }
             try await application.asyncShutdown()
         case .grpc:
-            let server = makeGRPCServer(root: root, app: app, log: log)
+            let server = makeGRPCServer(root: .fixed(root), app: app, log: log)
             let (serving, started) = AsyncStream.makeStream(of: Int.self)
             let rootService = ScopeRootService(root: root, logger: logger)
             let services = rootService.services(serving: Announced(GRPCServerService(server: server), to: started))

@@ -31,7 +31,7 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// Serves `app` with every request in a scope of `root` whose ``CommitProbeKey`` records in
     /// `log`, and runs `body` with a client of the server.
     func serve(
-        root: ScopeRoot,
+        root: Roots,
         app: ConformanceApp,
         log: CloseLog,
         _ body: @Sendable (any ConformanceClient) async throws -> Void
@@ -77,7 +77,7 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 
     /// The router of a Hummingbird stack: its request scopes and the app's routes.
-    func makeRouter(root: ScopeRoot, app: ConformanceApp, log: CloseLog) throws
+    func makeRouter(root: Roots, app: ConformanceApp, log: CloseLog) throws
         -> Hummingbird.Router<BasicRequestContext>
     {
         let router = Hummingbird.Router()
@@ -86,9 +86,7 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
         } else {
             router.add(middleware: RequestIDMiddleware())
             router.add(
-                middleware: ScopedHummingbird.RequestScopeMiddleware(root: root) { values, _, _ in
-                    values.conformanceLog = log
-                }
+                middleware: root.hummingbirdScopes { values, _, _ in values.conformanceLog = log }
             )
             Self.route(router, app)
         }
@@ -96,7 +94,7 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
     }
 
     /// Gives a Vapor stack's application its request scopes and the app's routes.
-    func configure(_ application: Vapor.Application, root: ScopeRoot, app: ConformanceApp, log: CloseLog) throws {
+    func configure(_ application: Vapor.Application, root: Roots, app: ConformanceApp, log: CloseLog) throws {
         if self == .openAPIOnVapor {
             try ConformanceAPI(app: app)
                 .registerHandlers(
@@ -105,23 +103,23 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
                 )
         } else {
             application.middleware.use(
-                ScopedVapor.RequestScopeMiddleware(root: root) { values, _ in values.conformanceLog = log }
+                root.vaporScopes { values, _ in values.conformanceLog = log }
             )
             Self.route(application, app)
         }
     }
 
     /// The gRPC stack's server, not yet serving.
-    func makeGRPCServer(root: ScopeRoot, app: ConformanceApp, log: CloseLog) -> GRPCServer<HTTP2ServerTransport.Posix> {
+    func makeGRPCServer(root: Roots, app: ConformanceApp, log: CloseLog) -> GRPCServer<HTTP2ServerTransport.Posix> {
         GRPCServer(
             transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
             services: [ConformanceService(app: app)],
-            interceptors: [RPCScopeInterceptor(root: root) { values, _, _ in values.conformanceLog = log }]
+            interceptors: [root.grpcScopes { values, _, _ in values.conformanceLog = log }]
         )
     }
 
-    private static func openAPIScopes(_ root: ScopeRoot, _ log: CloseLog) -> RequestScopeServerMiddleware {
-        RequestScopeServerMiddleware(root: root) { values, _, _, _ in values.conformanceLog = log }
+    private static func openAPIScopes(_ root: Roots, _ log: CloseLog) -> RequestScopeServerMiddleware {
+        root.openAPIScopes { values, _, _, _ in values.conformanceLog = log }
     }
 
     // MARK: Hummingbird
@@ -215,6 +213,47 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 }
 
+// MARK: Roots
+
+/// Where a stack's adapter takes each request's root from: one root, or the current root of
+/// one that reloads. Each adapter has an initializer for each.
+enum Roots: Sendable {
+    case fixed(ScopeRoot)
+    case reloading(ReloadableScopeRoot)
+
+    func hummingbirdScopes(
+        _ update: @escaping ScopedHummingbird.RequestScopeMiddleware<BasicRequestContext>.Update
+    ) -> ScopedHummingbird.RequestScopeMiddleware<BasicRequestContext> {
+        switch self {
+        case .fixed(let root): ScopedHummingbird.RequestScopeMiddleware(root: root, update: update)
+        case .reloading(let root): ScopedHummingbird.RequestScopeMiddleware(root: root, update: update)
+        }
+    }
+
+    func vaporScopes(_ update: @escaping ScopedVapor.RequestScopeMiddleware.Update)
+        -> ScopedVapor.RequestScopeMiddleware
+    {
+        switch self {
+        case .fixed(let root): ScopedVapor.RequestScopeMiddleware(root: root, update: update)
+        case .reloading(let root): ScopedVapor.RequestScopeMiddleware(root: root, update: update)
+        }
+    }
+
+    func openAPIScopes(_ update: @escaping RequestScopeServerMiddleware.Update) -> RequestScopeServerMiddleware {
+        switch self {
+        case .fixed(let root): RequestScopeServerMiddleware(root: root, update: update)
+        case .reloading(let root): RequestScopeServerMiddleware(root: root, update: update)
+        }
+    }
+
+    func grpcScopes(_ update: @escaping RPCScopeInterceptor.Update) -> RPCScopeInterceptor {
+        switch self {
+        case .fixed(let root): RPCScopeInterceptor(root: root, update: update)
+        case .reloading(let root): RPCScopeInterceptor(root: root, update: update)
+        }
+    }
+}
+
 // MARK: OpenAPI
 
 /// The conformance app as generated handlers of `OpenAPI/openapi.yaml`.
@@ -224,7 +263,7 @@ struct ConformanceAPI: APIProtocol {
     func insert(_ input: Operations.Insert.Input) async throws -> Operations.Insert.Output {
         let mode = input.query.mode.flatMap { InsertMode(rawValue: $0.rawValue) } ?? .plain
         let answer = try await app.insert(input.path.name, mode: mode)
-        return .ok(.init(body: .json(.init(requestID: answer.requestID, names: answer.names))))
+        return .ok(.init(body: .json(.init(requestID: answer.requestID, names: answer.names, root: answer.root))))
     }
 
     func export(_ input: Operations.Export.Input) async throws -> Operations.Export.Output {

@@ -136,6 +136,21 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
         leaseTimeout: Duration = .seconds(5),
         _ body: (ScopeRoot) async throws -> R
     ) async throws -> R {
+        try await withRootMaker(statementTimeout: statementTimeout, leaseTimeout: leaseTimeout) { makeRoot in
+            try await body(makeRoot { _ in })
+        }
+    }
+
+    /// Runs `body` with a maker of roots on one new database holding an empty `items` table
+    /// (`name` unique): each root it makes is new, with the database's configuration and what
+    /// the `update` it is given sets, neither validated nor running its services. For a test
+    /// that reloads a root from the same configuration.
+    public func withRootMaker<R: Sendable>(
+        statementTimeout: Duration = .seconds(10),
+        leaseTimeout: Duration = .seconds(5),
+        _ body: (_ makeRoot: @Sendable (@escaping @Sendable (inout ScopedValues) -> Void) -> ScopeRoot) async throws ->
+            R
+    ) async throws -> R {
         switch self {
         case .sqlite:
             let folder = try TemporaryFolder()
@@ -152,12 +167,14 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
                 leaseTimeout: leaseTimeout,
                 statementTimeout: statementTimeout
             )
-            let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
-                $0.sqliteConfiguration = configuration
-            }
             // The folder, and the database in it, outlive `body`.
             defer { withExtendedLifetime(folder) {} }
-            return try await body(root)
+            return try await body { update in
+                ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+                    $0.sqliteConfiguration = configuration
+                    update(&$0)
+                }
+            }
         case .postgres:
             var configuration = try await PostgresConfiguration(
                 url: try PostgresTestServer.shared().makeDatabase().url,
@@ -171,12 +188,12 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
             )
             configuration.statementTimeout = statementTimeout
             configuration.leaseTimeout = leaseTimeout
-            let root = ScopeRoot(
-                services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
-            ) { [configuration] in
-                $0.postgresConfiguration = configuration
+            return try await body { [configuration] update in
+                ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
+                    $0.postgresConfiguration = configuration
+                    update(&$0)
+                }
             }
-            return try await body(root)
         }
     }
 }

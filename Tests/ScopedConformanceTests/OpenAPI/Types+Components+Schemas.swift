@@ -13,21 +13,27 @@ extension Components {
             internal var requestID: Swift.String
             /// - Remark: Generated from `#/components/schemas/Answer/names`.
             internal var names: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/Answer/root`.
+            internal var root: Swift.String
             /// Creates a new `Answer`.
             ///
             /// - Parameters:
             ///   - requestID:
             ///   - names:
+            ///   - root:
             internal init(
                 requestID: Swift.String,
-                names: [Swift.String]
+                names: [Swift.String],
+                root: Swift.String
             ) {
                 self.requestID = requestID
                 self.names = names
+                self.root = root
             }
             internal enum CodingKeys: String, CodingKey {
                 case requestID
                 case names
+                case root
             }
         }
     }
