@@ -215,8 +215,9 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 // MARK: Roots
 
-/// Where a stack's adapter takes each request's root from: one root, or the current root of
-/// one that reloads. Each adapter has an initializer for each.
+/// Where a stack's adapter takes each request's root from.
+///
+/// One root, or the current root of one that reloads: each adapter has an initializer for each.
 enum Roots: Sendable {
     case fixed(ScopeRoot)
     case reloading(ReloadableScopeRoot)

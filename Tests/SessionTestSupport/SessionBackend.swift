@@ -141,10 +141,11 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
         }
     }
 
-    /// Runs `body` with a maker of roots on one new database holding an empty `items` table
-    /// (`name` unique): each root it makes is new, with the database's configuration and what
-    /// the `update` it is given sets, neither validated nor running its services. For a test
-    /// that reloads a root from the same configuration.
+    /// Runs `body` with a maker of roots on one new database holding an empty `items` table.
+    ///
+    /// Each root it makes is new, with the database's configuration and what the `update` it is
+    /// given sets, neither validated nor running its services: for a test that reloads a root
+    /// from the same configuration. The table's `name` is unique.
     public func withRootMaker<R: Sendable>(
         statementTimeout: Duration = .seconds(10),
         leaseTimeout: Duration = .seconds(5),
