@@ -541,6 +541,7 @@ let package = Package(
         .testTarget(
             name: "ScopedConformanceTests",
             dependencies: [
+                "ScopedTesting",
                 "ScopedHummingbird",
                 "ScopedVapor",
                 "ScopedOpenAPI",
@@ -559,7 +560,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "GRPCNIOTransportHTTP2", package: "grpc-swift-nio-transport"),
+                .product(name: "GRPCInProcessTransport", package: "grpc-swift-2"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "VaporTesting", package: "vapor"),
             ],
             // The document the committed Swift in OpenAPI/ is made from (scripts/regenerate-openapi.sh).
             exclude: ["OpenAPI/openapi.yaml", "OpenAPI/openapi-generator-config.yaml"]

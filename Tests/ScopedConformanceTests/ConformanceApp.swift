@@ -28,8 +28,10 @@ struct ConformanceApp: Sendable {
         let session = try await backend.session()
         _ = try await session.insert(name)
         _ = try await ScopedValues.current.service(CommitProbeKey.self)
+        var audit: String? = nil
         switch mode {
         case .plain: break
+        case .auditing: audit = ScopedValues.current.auditTrail
         case .failing: throw Refused(name: name)
         case .pausing:
             inFlight.fire()
@@ -38,7 +40,8 @@ struct ConformanceApp: Sendable {
         return Answer(
             requestID: ScopedValues.current.requestID ?? "",
             names: try await session.names(),
-            root: ScopedValues.current.rootName
+            root: ScopedValues.current.rootName,
+            audit: audit
         )
     }
 
@@ -70,6 +73,8 @@ enum InsertMode: String, Codable, Sendable {
     case failing
     /// Fires ``ConformanceApp/inFlight``, then answers a second later.
     case pausing
+    /// Answers with ``ScopedValues/auditTrail``, a live-only entry.
+    case auditing
 }
 
 /// What `insert` answers.
@@ -78,6 +83,8 @@ struct Answer: Codable, Sendable, Equatable {
     var names: [String]
     /// The ``ScopedValues/rootName`` of the root the request's scope opened on.
     var root: String
+    /// The ``ScopedValues/auditTrail`` an auditing insert read.
+    var audit: String? = nil
 }
 
 /// What a handler asked to fail throws, after its insert.
@@ -90,6 +97,8 @@ extension ScopedValues {
     @Entry var conformanceLog: CloseLog? = nil
     /// Names the root a request's scope opened on, for the tests that reload.
     @Entry var rootName: String = "-"
+    /// A live-only entry: a test that reads it without overriding it fails.
+    @Entry(testValue: "stand-in") var auditTrail: String = "live"
 }
 
 /// A request resource whose close takes ``closeTakes`` and then records the scope's outcome in

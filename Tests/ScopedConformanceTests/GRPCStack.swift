@@ -83,8 +83,8 @@ struct ConformanceService: RegistrableRPCService {
 }
 
 /// The client of the gRPC stack.
-struct GRPCConformanceClient: ConformanceClient {
-    let client: GRPCClient<HTTP2ClientTransport.Posix>
+struct GRPCConformanceClient<Transport: ClientTransport>: ConformanceClient {
+    let client: GRPCClient<Transport>
 
     func insert(_ name: String, mode: InsertMode, requestID: String?) async throws -> InsertResponse {
         var metadata: Metadata = [:]

@@ -111,8 +111,23 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
     /// The gRPC stack's server, not yet serving.
     func makeGRPCServer(root: Roots, app: ConformanceApp, log: CloseLog) -> GRPCServer<HTTP2ServerTransport.Posix> {
-        GRPCServer(
+        makeGRPCServer(
             transport: .http2NIOPosix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext),
+            root: root,
+            app: app,
+            log: log
+        )
+    }
+
+    /// The gRPC stack's server on `transport`, not yet serving.
+    func makeGRPCServer<Transport: GRPCCore.ServerTransport>(
+        transport: Transport,
+        root: Roots,
+        app: ConformanceApp,
+        log: CloseLog
+    ) -> GRPCServer<Transport> {
+        GRPCServer(
+            transport: transport,
             services: [ConformanceService(app: app)],
             interceptors: [root.grpcScopes { values, _, _ in values.conformanceLog = log }]
         )
@@ -264,7 +279,13 @@ struct ConformanceAPI: APIProtocol {
     func insert(_ input: Operations.Insert.Input) async throws -> Operations.Insert.Output {
         let mode = input.query.mode.flatMap { InsertMode(rawValue: $0.rawValue) } ?? .plain
         let answer = try await app.insert(input.path.name, mode: mode)
-        return .ok(.init(body: .json(.init(requestID: answer.requestID, names: answer.names, root: answer.root))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(requestID: answer.requestID, names: answer.names, root: answer.root, audit: answer.audit)
+                )
+            )
+        )
     }
 
     func export(_ input: Operations.Export.Input) async throws -> Operations.Export.Output {

@@ -15,25 +15,31 @@ extension Components {
             internal var names: [Swift.String]
             /// - Remark: Generated from `#/components/schemas/Answer/root`.
             internal var root: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Answer/audit`.
+            internal var audit: Swift.String?
             /// Creates a new `Answer`.
             ///
             /// - Parameters:
             ///   - requestID:
             ///   - names:
             ///   - root:
+            ///   - audit:
             internal init(
                 requestID: Swift.String,
                 names: [Swift.String],
-                root: Swift.String
+                root: Swift.String,
+                audit: Swift.String? = nil
             ) {
                 self.requestID = requestID
                 self.names = names
                 self.root = root
+                self.audit = audit
             }
             internal enum CodingKeys: String, CodingKey {
                 case requestID
                 case names
                 case root
+                case audit
             }
         }
     }

@@ -33,6 +33,7 @@ internal enum Operations {
                     case plain = "plain"
                     case failing = "failing"
                     case pausing = "pausing"
+                    case auditing = "auditing"
                 }
                 /// What the handler does after its insert: answers, fails, or pauses a second first.
                 ///
