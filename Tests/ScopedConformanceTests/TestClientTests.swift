@@ -11,9 +11,11 @@ import Testing
 import Vapor
 import VaporTesting
 
-/// The `.scoped { }` trait on each stack: a test's overrides reach the requests it sends
-/// through the framework's own test client, and a live-only entry a request reads fails the
-/// test. The root is made inside the test, as an application's set-up makes it.
+/// The `.scoped { }` trait on each stack.
+///
+/// A test's overrides reach the requests it sends through the framework's own test client, and
+/// a live-only entry a request reads fails the test. The root is made inside the test, as an
+/// application's set-up makes it.
 struct TestClientTests {
     @Test(.scoped { $0.rootName = "mocked" }, arguments: Stack.allCases)
     func aTestsOverrideReachesRequestsSentThroughTheFrameworksTestClient(stack: Stack) async throws {
