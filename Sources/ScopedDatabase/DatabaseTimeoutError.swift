@@ -7,7 +7,8 @@
 public struct DatabaseTimeoutError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was waited for.
     public enum Operation: String, Sendable, Hashable {
-        /// A connection from the pool.
+        /// A connection: from the pool, or the session's own while another statement of the
+        /// session runs on it.
         case lease
         /// A statement.
         case statement

@@ -37,12 +37,13 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// Runs `body` when no other statement of the session runs.
     ///
     /// - Throws: `ScopedError.scopeEnded` once the session has finished;
-    ///   ``DatabaseTimeoutError`` when the turn did not come in time; what `body` throws.
+    ///   ``DatabaseTimeoutError`` (a `lease`: the wait was for the session's connection, bounded
+    ///   by the lease timeout) when the turn did not come in time; what `body` throws.
     package func withTurn<R>(_ body: () async throws -> R) async throws -> R {
         let entry = entry
         let timeout = turnTimeout
         let permit = try await turn.acquire(waitingAtMost: timeout) {
-            DatabaseTimeoutError(operation: .statement, timeout: timeout, entry: entry)
+            DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
         }
         defer { turn.release(permit) }
         return try await body()

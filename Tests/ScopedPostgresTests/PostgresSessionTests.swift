@@ -87,9 +87,10 @@ struct PostgresSessionTests {
 
     @Test func concurrentChildTasksOfOneScopeShareItsOneTransactionOneStatementAtATime() async throws {
         let fixture = try await PostgresFixture()
-        // Its property is turn-taking, not time: a generous deadline (5 s was passed once beside
-        // a build, as the suite started).
-        try await fixture.withRoot(maximumConnections: 2, statementTimeout: .seconds(30)) { root in
+        // Its property is turn-taking, not time: generous deadlines (5 s was passed once beside
+        // a build, as the suite started; a turn waits at most the lease timeout).
+        try await fixture.withRoot(maximumConnections: 2, leaseTimeout: .seconds(30), statementTimeout: .seconds(30)) {
+            root in
             let transactions = try await root.withScope {
                 try await withThrowingTaskGroup(of: Int64.self) { group in
                     for index in 0..<50 {
