@@ -42,14 +42,8 @@ struct GRPCArticleTests {
                 .run()
                 // SNIPPET-END
             }
-            let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
-            try await withGRPCClient(
-                transport: .http2NIOPosix(
-                    target: .ipv4(address: "127.0.0.1", port: port),
-                    transportSecurity: .plaintext
-                )
-            ) { client in
-                let response = try await GRPCConformanceClient(client: client).insert("first")
+            try await withClient(of: server) { client in
+                let response = try await client.insert("first")
                 guard case .answered(let answer) = response else {
                     Issue.record("\(response)")
                     return

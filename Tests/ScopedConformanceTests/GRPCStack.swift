@@ -3,6 +3,7 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 import Scoped
 import ScopedGRPC
+import Testing
 
 /// A message as JSON, so that no protobuf code is generated in the build.
 struct JSONCodec<Message: Codable & Sendable>: MessageSerializer, MessageDeserializer {
@@ -51,34 +52,49 @@ struct ConformanceService: RegistrableRPCService {
                 throw RPCError(code: .alreadyExists, message: "refused \(item.name)")
             }
         }
+        registerStream(Self.export, on: &router) { item, number in
+            number < item.chunks ? String(decoding: try await app.chunk(of: item.name), as: UTF8.self) : nil
+        }
+        registerStream(Self.endless, on: &router) { _, number in try await app.line(number) }
+    }
+
+    /// Registers `method`: it inserts the request's item, then streams piece after piece of what
+    /// `piece` makes of the item and the piece's number, until `piece` returns `nil`.
+    private func registerStream<Transport: ServerTransport>(
+        _ method: MethodDescriptor,
+        on router: inout RPCRouter<Transport>,
+        piece: @escaping @Sendable (ItemRequest, Int) async throws -> String?
+    ) {
+        let app = app
         router.registerHandler(
-            forMethod: Self.export,
+            forMethod: method,
             deserializer: JSONCodec<ItemRequest>(),
             serializer: JSONCodec<Piece>()
         ) { request, _ in
             let item = try await ServerRequest(stream: request).message
             try await app.beginExport(item.name)
             return StreamingServerResponse { writer in
-                for _ in 0..<item.chunks {
-                    try await writer.write(
-                        Piece(text: String(decoding: try await app.chunk(of: item.name), as: UTF8.self))
-                    )
+                for number in 0... {
+                    guard let text = try await piece(item, number) else { break }
+                    try await writer.write(Piece(text: text))
                 }
                 return [:]
             }
         }
-        router.registerHandler(
-            forMethod: Self.endless,
-            deserializer: JSONCodec<ItemRequest>(),
-            serializer: JSONCodec<Piece>()
-        ) { request, _ in
-            let item = try await ServerRequest(stream: request).message
-            try await app.beginExport(item.name)
-            return StreamingServerResponse { writer in
-                for number in 0... { try await writer.write(Piece(text: try await app.line(number))) }
-                return [:]
-            }
-        }
+    }
+}
+
+/// Runs `body` with a client of the conformance service that `server` serves, once it listens
+/// on loopback.
+func withClient(
+    of server: GRPCServer<HTTP2ServerTransport.Posix>,
+    _ body: @Sendable (any ConformanceClient) async throws -> Void
+) async throws {
+    let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
+    try await withGRPCClient(
+        transport: .http2NIOPosix(target: .ipv4(address: "127.0.0.1", port: port), transportSecurity: .plaintext)
+    ) { client in
+        try await body(GRPCConformanceClient(client: client))
     }
 }
 

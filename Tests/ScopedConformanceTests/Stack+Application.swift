@@ -66,15 +66,7 @@ extension Stack {
             let rootService = ScopeRootService(root: root, logger: logger)
             let services = rootService.services(serving: Announced(GRPCServerService(server: server), to: started))
             try await Self.run(group: services, serving: serving, started: started) { _ in
-                let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
-                try await withGRPCClient(
-                    transport: .http2NIOPosix(
-                        target: .ipv4(address: "127.0.0.1", port: port),
-                        transportSecurity: .plaintext
-                    )
-                ) { client in
-                    try await body(GRPCConformanceClient(client: client))
-                }
+                try await withClient(of: server, body)
             }
         }
     }

@@ -63,15 +63,7 @@ enum Stack: String, CaseIterable, CustomTestStringConvertible, Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await server.serve() }
                 defer { server.beginGracefulShutdown() }
-                let port = try #require(try await server.transport.listeningAddress.ipv4?.port)
-                try await withGRPCClient(
-                    transport: .http2NIOPosix(
-                        target: .ipv4(address: "127.0.0.1", port: port),
-                        transportSecurity: .plaintext
-                    )
-                ) { client in
-                    try await body(GRPCConformanceClient(client: client))
-                }
+                try await withClient(of: server, body)
             }
         }
     }
