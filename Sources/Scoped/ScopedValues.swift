@@ -68,6 +68,11 @@ public struct ScopedValues: Sendable {
     /// Whether these values belong to a test scope, or to a root created in one.
     package var isInTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
 
+    /// Whether the innermost scope is a test's own scope (opened on its test root by
+    /// `withTestScope` or the `.scoped` trait), not a scope the code under test opened, such as
+    /// a request's scope on a root built inside the test.
+    package var isInTestsOwnScope: Bool { scope?.registry.isTestRoot == true }
+
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
     package var scope: ScopeContext? { node.scope }
 

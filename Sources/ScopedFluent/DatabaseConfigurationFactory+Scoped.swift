@@ -1,5 +1,7 @@
 public import FluentKit
+import Scoped
 import SQLKit
+import Synchronization
 
 extension DatabaseConfigurationFactory {
     /// The database `base` configures, with every query made inside a request scope joining
@@ -65,7 +67,11 @@ struct ScopedDatabaseConfiguration: DatabaseConfiguration {
     }
 
     func makeDriver(for databases: Databases) -> any DatabaseDriver {
-        ScopedDatabaseDriver(base: base.makeDriver(for: databases), commitTimeout: commitTimeout)
+        ScopedDatabaseDriver(
+            base: base.makeDriver(for: databases),
+            commitTimeout: commitTimeout,
+            test: ScopedValues.current[FluentTestTransactionKey.self]
+        )
     }
 }
 
@@ -74,10 +80,18 @@ struct ScopedDatabaseConfiguration: DatabaseConfiguration {
 final class ScopedDatabaseDriver: DatabaseDriver {
     let base: any DatabaseDriver
     let commitTimeout: Duration
+    /// The connections tests leased through this driver's databases, rolled back before the
+    /// driver shuts down if their tests have not ended yet.
+    private let testConnections = Mutex<[FluentTestConnection]>([])
 
-    init(base: any DatabaseDriver, commitTimeout: Duration) {
+    /// The test that made this driver (its application's first database, in the test's body),
+    /// under `.scoped(database: .fluent)`: where queries that carry no scope of their own go.
+    let test: FluentTestTransaction?
+
+    init(base: any DatabaseDriver, commitTimeout: Duration, test: FluentTestTransaction?) {
         self.base = base
         self.commitTimeout = commitTimeout
+        self.test = test
     }
 
     func makeDatabase(with context: DatabaseContext) -> any Database {
@@ -90,7 +104,22 @@ final class ScopedDatabaseDriver: DatabaseDriver {
         return ScopedDatabase(base: database, driver: self)
     }
 
+    /// Keeps `connection` for ``shutdownAsync()`` to roll back.
+    func adopt(_ connection: FluentTestConnection) {
+        testConnections.withLock { connections in
+            connections.removeAll(where: \.hasRolledBack)
+            connections.append(connection)
+        }
+    }
+
+    /// Shuts `base` down; a test's transaction still open on it is rolled back when its test
+    /// ends, on the connection the pool no longer holds.
     func shutdown() { base.shutdown() }
 
-    func shutdownAsync() async { await base.shutdownAsync() }
+    /// Rolls back the transactions of tests still running on this driver, then shuts `base`
+    /// down.
+    func shutdownAsync() async {
+        for connection in testConnections.withLock({ $0 }) { await connection.rollBack() }
+        await base.shutdownAsync()
+    }
 }

@@ -37,10 +37,12 @@ final class FluentTransactions: Sendable {
     /// its first statement there.
     ///
     /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
+    /// Under `.scoped(database: .fluent)`, the transaction is a savepoint of `test`'s.
     func transaction(
         on driver: ScopedDatabaseDriver,
         beginningWith base: any Database,
-        mode: TransactionMode
+        mode: TransactionMode,
+        test: FluentTestTransaction?
     ) throws -> FluentTransaction {
         let id = ObjectIdentifier(driver)
         let (transaction, isNew) = try state.withLock { state in
@@ -50,8 +52,21 @@ final class FluentTransactions: Sendable {
             state.transactions.append((id, transaction))
             return (transaction, true)
         }
+        guard isNew else { return transaction }
         // Begun outside the lock: a pool with a free connection runs Fluent's closure at once.
-        if isNew { transaction.begin(on: base, mode: mode) }
+        if let test {
+            do {
+                transaction.beginSavepoint(
+                    in: try test.connection(to: driver, beginningWith: base),
+                    on: base.eventLoop,
+                    mode: mode
+                )
+            } catch {
+                transaction.failToBegin(error)
+            }
+        } else {
+            transaction.begin(on: base, mode: mode)
+        }
         return transaction
     }
 
@@ -123,6 +138,34 @@ final class FluentTransaction: Sendable {
         transaction.whenFailure { ready.fail($0) }
         state.withLock { $0.transaction = transaction }
     }
+
+    /// Begins the transaction as a savepoint of a test's transaction, on the test's connection,
+    /// holding it from now to the scope's end.
+    func beginSavepoint(in test: FluentTestConnection, on eventLoop: any EventLoop, mode: TransactionMode) {
+        let ready = ready
+        let ending = ending
+        let transaction = test.withTurn(on: eventLoop) { connection in
+            Savepoint.begin(on: connection, mode: mode).flatMap {
+                self.state.withLock { $0.began = true }
+                ready.succeed(connection)
+                return ending.futureResult
+                    .flatMap { Savepoint.end(on: connection, commits: true, mode: mode) }
+                    .flatMapError { error in
+                        Savepoint.end(on: connection, commits: false, mode: mode).flatMapThrowing { throw error }
+                    }
+            }
+        }
+        transaction.whenFailure { ready.fail($0) }
+        state.withLock { $0.transaction = transaction }
+    }
+
+    /// Fails the statements that wait for a transaction that could not begin.
+    func failToBegin(_ error: any Error) {
+        ready.fail(error)
+    }
+
+    /// The transaction's connection, once it has begun.
+    var connection: EventLoopFuture<any Database> { ready.futureResult }
 
     /// Runs `statement` on the transaction's connection once it has begun; a statement that
     /// fails marks the transaction as not to be committed.

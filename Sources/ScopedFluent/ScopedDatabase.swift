@@ -10,11 +10,46 @@ import ScopedDatabase
 struct ScopedDatabase: Database {
     let base: any Database
     let driver: ScopedDatabaseDriver
+    /// The values of the task that asked Fluent for this database (`request.db` in a handler):
+    /// what its queries belong to when they are made where no scope is current, as Fluent
+    /// makes some in a future's callback on an event loop (eager loading, a model's middleware).
+    let madeIn: ScopedValues
+
+    init(base: any Database, driver: ScopedDatabaseDriver) {
+        self.base = base
+        self.driver = driver
+        self.madeIn = ScopedValues.current
+    }
 
     var context: DatabaseContext { base.context }
 
-    /// Inside a request scope, always: its queries run in the scope's transaction.
-    var inTransaction: Bool { ScopedValues.current.isInLifetimeScope || base.inTransaction }
+    /// Where a query made now goes.
+    enum Route {
+        /// The request scope's transaction.
+        case scope(ScopedValues)
+        /// A savepoint of its own in the test's transaction, under `.scoped(database: .fluent)`.
+        case test(FluentTestTransaction)
+        /// `base`, on its own.
+        case base
+    }
+
+    /// Where a query made now goes: the current scope's values, or where this database was
+    /// made when no scope is current; outside a request scope, the test the values or this
+    /// driver belong to.
+    var route: Route {
+        let current = ScopedValues.current
+        let values = current.isInLifetimeScope ? current : madeIn
+        if values.isInRequestScope { return .scope(values) }
+        if let test = values[FluentTestTransactionKey.self] ?? driver.test { return .test(test) }
+        return .base
+    }
+
+    /// Inside a request scope, always: its queries run in the scope's transaction; and so in a
+    /// test under `.scoped(database: .fluent)`.
+    var inTransaction: Bool {
+        if case .base = route { return base.inTransaction }
+        return true
+    }
 
     func execute(query: DatabaseQuery, onOutput: @escaping @Sendable (any DatabaseOutput) -> Void)
         -> EventLoopFuture<Void>
@@ -33,14 +68,24 @@ struct ScopedDatabase: Database {
     /// Inside a request scope, runs `closure` in the scope's transaction, which it joins;
     /// outside, in a transaction of its own on `base`.
     func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        guard ScopedValues.current.isInLifetimeScope else { return base.transaction(closure) }
-        return closure(self)
+        outsideRequestScope(closure) ?? base.transaction(closure)
     }
 
     /// Inside a request scope, runs `closure` on the scope's connection, in its transaction;
     /// outside, on a connection of `base`.
     func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        guard ScopedValues.current.isInLifetimeScope else { return base.withConnection(closure) }
+        outsideRequestScope(closure) ?? base.withConnection(closure)
+    }
+
+    /// What `transaction(_:)` and `withConnection(_:)` run other than on `base`:
+    /// `closure(self)` in a request scope, whose statements go to its transaction, and in a
+    /// test under `.scoped(database: .fluent)`, whose statements each run in a savepoint of
+    /// their own on the test's connection (`T` need not be `Sendable`, so `closure`'s future
+    /// cannot wait for a turn); `nil` when `closure` should run on `base`.
+    func outsideRequestScope<T>(
+        _ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>
+    ) -> EventLoopFuture<T>? {
+        if case .base = route { return nil }
         return closure(self)
     }
 
@@ -49,8 +94,19 @@ struct ScopedDatabase: Database {
     func routed<T: Sendable>(_ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<
         T
     > {
-        let values = ScopedValues.current
-        guard values.isInLifetimeScope else { return statement(base) }
+        let values: ScopedValues
+        switch route {
+        case .scope(let scope):
+            values = scope
+        case .test(let test):
+            do {
+                return try test.connection(to: driver, beginningWith: base).runOnItsOwn(on: base.eventLoop, statement)
+            } catch {
+                return base.eventLoop.makeFailedFuture(error)
+            }
+        case .base:
+            return statement(base)
+        }
         // Made without waiting, and found so by the scope's later statements: a statement
         // needs no task to find its transaction.
         let transactions: FluentTransactions
@@ -67,23 +123,29 @@ struct ScopedDatabase: Database {
                         try await values.service(FluentTransactionsKey.self)
                     }
                     .flatMap { transactions in
-                        run(statement, in: transactions, mode: values.transactionMode)
+                        run(statement, in: transactions, values: values)
                     }
             }
             transactions = found
         } catch {
             return base.eventLoop.makeFailedFuture(error)
         }
-        return run(statement, in: transactions, mode: values.transactionMode)
+        return run(statement, in: transactions, values: values)
     }
 
     private func run<T: Sendable>(
         _ statement: @escaping @Sendable (any Database) -> EventLoopFuture<T>,
         in transactions: FluentTransactions,
-        mode: TransactionMode
+        values: ScopedValues
     ) -> EventLoopFuture<T> {
         do {
-            return try transactions.transaction(on: driver, beginningWith: base, mode: mode).run(statement)
+            return try transactions.transaction(
+                on: driver,
+                beginningWith: base,
+                mode: values.transactionMode,
+                test: values[FluentTestTransactionKey.self]
+            )
+            .run(statement)
         } catch {
             return base.eventLoop.makeFailedFuture(error)
         }
@@ -115,12 +177,12 @@ struct ScopedSQLDatabase: Database, SQLDatabase {
     func execute(enum: DatabaseEnum) -> EventLoopFuture<Void> { scoped.execute(enum: `enum`) }
 
     func transaction<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        guard ScopedValues.current.isInLifetimeScope else { return scoped.base.transaction(closure) }
+        if case .base = scoped.route { return scoped.base.transaction(closure) }
         return closure(self)
     }
 
     func withConnection<T>(_ closure: @escaping @Sendable (any Database) -> EventLoopFuture<T>) -> EventLoopFuture<T> {
-        guard ScopedValues.current.isInLifetimeScope else { return scoped.base.withConnection(closure) }
+        if case .base = scoped.route { return scoped.base.withConnection(closure) }
         return closure(self)
     }
 
@@ -148,7 +210,13 @@ struct ScopedSQLDatabase: Database, SQLDatabase {
     /// Runs `closure` with this database: inside a request scope every statement already goes
     /// to the scope's one connection.
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
-        guard ScopedValues.current.isInLifetimeScope else { return try await sql.withSession(closure) }
+        if case .base = scoped.route { return try await sql.withSession(closure) }
         return try await closure(self)
     }
+}
+
+extension ScopedValues {
+    /// Whether queries made now belong to a request scope's transaction: inside a scope that
+    /// owns scope services, other than a test's own scope (whose body is not a request).
+    var isInRequestScope: Bool { isInLifetimeScope && !isInTestsOwnScope }
 }

@@ -41,7 +41,7 @@ nonisolated(nonsending) public func withTestScope<R>(
 ) async throws -> R {
     let openWork = OpenWorkTracker()
     let observer = DefaultReadObserver(onLiveDefaultRead: liveDefaultRecorder(), openWork: openWork)
-    let root = ScopeRoot(registry: ScopeRegistry(observer: observer)) { _ in }
+    let root = ScopeRoot(registry: ScopeRegistry(observer: observer, isTestRoot: true)) { _ in }
     let result: Result<R, any Error>
     do {
         result = .success(try await root.withScope(tenant: tenant, update, operation: operation))

@@ -42,6 +42,9 @@ package final class ScopeRegistry: Sendable {
     package let tenancy: Tenancy
     /// Set on a test root: told when a test reads a live-only entry it did not override.
     package let observer: DefaultReadObserver?
+    /// Whether this is a test's own root, made by `withTestScope`; roots made inside a test
+    /// share its observer but are not test roots.
+    package let isTestRoot: Bool
     /// Which service read which while it was built.
     package let dependencies = DependencyRecorder()
     #if Instrumentation
@@ -58,8 +61,10 @@ package final class ScopeRegistry: Sendable {
         closeTimeout: Duration? = nil,
         tenancy: Tenancy = Tenancy(),
         observer: DefaultReadObserver? = nil,
+        isTestRoot: Bool = false,
         instrumentation: ScopeInstrumentation = .bootstrapped
     ) {
+        self.isTestRoot = isTestRoot
         self.tenancy = tenancy
         self.services = services
         self.requirements = requirements
