@@ -162,14 +162,15 @@ final class FluentTestConnection: Sendable {
     ) -> EventLoopFuture<T> {
         let turn = turn
         let timeout = turnTimeout
-        return eventLoop.makeFutureWithTask {
-            try await turn.acquire(waitingAtMost: timeout) {
-                DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: FluentTestConnection.entry)
+        return
+            eventLoop.makeFutureWithTask {
+                try await turn.acquire(waitingAtMost: timeout) {
+                    DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: FluentTestConnection.entry)
+                }
             }
-        }
-        .flatMap { permit in
-            self.transaction.connection.flatMap(body).always { _ in turn.release(permit) }
-        }
+            .flatMap { permit in
+                self.transaction.connection.flatMap(body).always { _ in turn.release(permit) }
+            }
     }
 
     /// Runs `body` in a savepoint of its own, as a query outside any request scope would run
@@ -179,24 +180,33 @@ final class FluentTestConnection: Sendable {
         _ body: @escaping @Sendable (any Database) -> EventLoopFuture<T>
     ) -> EventLoopFuture<T> {
         withTurn(on: eventLoop) { connection in
-            Savepoint.begin(on: connection, mode: .readWrite).flatMap {
-                body(connection).flatMap { result in
-                    Savepoint.end(on: connection, commits: true, mode: .readWrite).map { result }
+            Savepoint.begin(on: connection, mode: .readWrite)
+                .flatMap {
+                    body(connection)
+                        .flatMap { result in
+                            Savepoint.end(on: connection, commits: true, mode: .readWrite).map { result }
+                        }
+                        .flatMapError { error in
+                            Savepoint.end(on: connection, commits: false, mode: .readWrite)
+                                .flatMapThrowing { throw error }
+                        }
                 }
-                .flatMapError { error in
-                    Savepoint.end(on: connection, commits: false, mode: .readWrite).flatMapThrowing { throw error }
-                }
-            }
         }
     }
 
     /// Whether the test's transaction has been rolled back (or is being rolled back).
     var hasRolledBack: Bool { isRolledBack.withLock { $0 } }
 
-    /// Waits, for at most the turn timeout, for the scope holding the connection to end, then
-    /// rolls the test's transaction back and returns the connection. Only the first call does.
+    /// Rolls the test's transaction back and returns the connection, once the scope holding
+    /// it has ended or the turn timeout has passed.
+    ///
+    /// Only the first call does; later ones return at once.
     func rollBack() async {
-        guard isRolledBack.withLock({ done in defer { done = true }; return !done }) else { return }
+        let isFirst = isRolledBack.withLock { isRolledBack in
+            defer { isRolledBack = true }
+            return !isRolledBack
+        }
+        guard isFirst else { return }
         let turn = turn
         _ = try? await AbandonableWork.run({ _ = await turn.close() }, abandoningAfter: turnTimeout) {
             CancellationError()

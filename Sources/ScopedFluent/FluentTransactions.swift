@@ -145,15 +145,16 @@ final class FluentTransaction: Sendable {
         let ready = ready
         let ending = ending
         let transaction = test.withTurn(on: eventLoop) { connection in
-            Savepoint.begin(on: connection, mode: mode).flatMap {
-                self.state.withLock { $0.began = true }
-                ready.succeed(connection)
-                return ending.futureResult
-                    .flatMap { Savepoint.end(on: connection, commits: true, mode: mode) }
-                    .flatMapError { error in
-                        Savepoint.end(on: connection, commits: false, mode: mode).flatMapThrowing { throw error }
-                    }
-            }
+            Savepoint.begin(on: connection, mode: mode)
+                .flatMap {
+                    self.state.withLock { $0.began = true }
+                    ready.succeed(connection)
+                    return ending.futureResult
+                        .flatMap { Savepoint.end(on: connection, commits: true, mode: mode) }
+                        .flatMapError { error in
+                            Savepoint.end(on: connection, commits: false, mode: mode).flatMapThrowing { throw error }
+                        }
+                }
         }
         transaction.whenFailure { ready.fail($0) }
         state.withLock { $0.transaction = transaction }

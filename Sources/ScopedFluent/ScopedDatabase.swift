@@ -139,13 +139,14 @@ struct ScopedDatabase: Database {
         values: ScopedValues
     ) -> EventLoopFuture<T> {
         do {
-            return try transactions.transaction(
-                on: driver,
-                beginningWith: base,
-                mode: values.transactionMode,
-                test: values[FluentTestTransactionKey.self]
-            )
-            .run(statement)
+            return
+                try transactions.transaction(
+                    on: driver,
+                    beginningWith: base,
+                    mode: values.transactionMode,
+                    test: values[FluentTestTransactionKey.self]
+                )
+                .run(statement)
         } catch {
             return base.eventLoop.makeFailedFuture(error)
         }

@@ -24,11 +24,14 @@ struct FluentTestDatabaseTests {
         let database = try await Self.shared.value
         try await withTodoApp(on: database) { app in
             try await [Todo(title: "seeded-1"), Todo(title: "seeded-2")].create(on: app.db)
-            try await app.testing().test(.GET, "todos") { response in
-                #expect((try? response.content.decode([String].self)) == ["seeded-1", "seeded-2"])
-            }
+            try await app.testing()
+                .test(.GET, "todos") { response in
+                    #expect((try? response.content.decode([String].self)) == ["seeded-1", "seeded-2"])
+                }
             try await app.testing().test(.POST, "todos/posted") { #expect($0.status == .created) }
-            #expect(try await Todo.query(on: app.db).sort(\.$id).all().map(\.title) == ["seeded-1", "seeded-2", "posted"])
+            #expect(
+                try await Todo.query(on: app.db).sort(\.$id).all().map(\.title) == ["seeded-1", "seeded-2", "posted"]
+            )
             // Nothing of it outside the test's transaction, not even the table.
             #expect(try await Self.committedTables(in: database) == 0)
         }

@@ -99,14 +99,17 @@ struct FluentTransactionTests {
     /// Fluent runs some queries in a future's callback on an event loop, where no scope is
     /// current: eager loading, and a handler written with futures.
     @Test func aQueryMadeInAFuturesCallbackStaysInItsRequestsTransaction() async throws {
-        try await withFluentApp(maxConnectionsPerEventLoop: 2, routes: { app, _, _ in
-            app.post("futures", ":title") { request throws -> EventLoopFuture<String> in
-                let database = request.db
-                return Todo(title: try request.parameters.require("title")).create(on: database)
-                    .flatMap { Todo.query(on: database).count() }
-                    .map { "\($0)" }
+        try await withFluentApp(
+            maxConnectionsPerEventLoop: 2,
+            routes: { app, _, _ in
+                app.post("futures", ":title") { request throws -> EventLoopFuture<String> in
+                    let database = request.db
+                    return Todo(title: try request.parameters.require("title")).create(on: database)
+                        .flatMap { Todo.query(on: database).count() }
+                        .map { "\($0)" }
+                }
             }
-        }) { (app: FluentApp) async throws in
+        ) { (app: FluentApp) async throws in
             let response = try await app.post("/futures/chained")
             #expect(response.status == .ok)
             // On another connection the count would not see the request's uncommitted row.
