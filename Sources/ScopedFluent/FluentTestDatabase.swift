@@ -13,9 +13,7 @@ import Synchronization
 /// @Test(.scoped(database: .fluent))
 /// func postingATodoStoresIt() async throws {
 ///     try await withTodoApp { app in
-///         try await app.testing().test(.POST, "todos", beforeRequest: { request in
-///             try request.content.encode(Todo(title: "write the tests"))
-///         })
+///         try await app.testing().test(.POST, "todos", beforeRequest: { try $0.content.encode(Todo(title: "milk")) })
 ///         #expect(try await Todo.query(on: app.db).count() == 1)
 ///     }
 /// }
@@ -30,9 +28,10 @@ import Synchronization
 ///   test) runs in a savepoint of the test's transaction, released when the scope ends well
 ///   and rolled back to otherwise, so a request's commit and rollback behave as in production;
 ///   a `.readOnly` scope's writes fail, on PostgreSQL, as they would in production;
-/// - a query made outside any request scope (the test's own body, `app.autoMigrate()`)
-///   runs in a savepoint of its own, as it would commit on its own in production; one that
-///   fails leaves the test's transaction usable.
+/// - a query made outside any request scope (the test's own body or a `withScope` in it,
+///   `app.autoMigrate()`) runs in a savepoint of its own, as it would commit on its own in
+///   production; one that fails leaves the test's transaction usable. A `transaction(_:)`
+///   there runs each of its statements so too.
 ///
 /// The scopes and queries of one test take turns on its connection: a request scope holds it
 /// from its first query to its end, for at most `turnTimeout` of another's waiting. Tests
@@ -85,7 +84,8 @@ final class FluentTestTransaction: Sendable {
     private let state = Mutex(State())
 
     private struct State {
-        var connections: [(driver: ObjectIdentifier, connection: FluentTestConnection)] = []
+        /// The driver is kept, not its identifier: another driver may take a freed one's address.
+        var connections: [(driver: ScopedDatabaseDriver, connection: FluentTestConnection)] = []
         var isRolledBack = false
     }
 
@@ -98,16 +98,17 @@ final class FluentTestTransaction: Sendable {
     ///
     /// - Throws: `ScopedError.scopeEnded(entry:)` once the test has ended.
     func connection(to driver: ScopedDatabaseDriver, beginningWith base: any Database) throws -> FluentTestConnection {
-        let id = ObjectIdentifier(driver)
         let (connection, isNew) = try state.withLock { state in
             guard !state.isRolledBack else { throw ScopedError.scopeEnded(entry: FluentTestConnection.entry) }
-            if let found = state.connections.first(where: { $0.driver == id }) { return (found.connection, false) }
+            if let found = state.connections.first(where: { $0.driver === driver }) {
+                return (found.connection, false)
+            }
             let connection = FluentTestConnection(
                 on: base.eventLoop,
                 turnTimeout: turnTimeout,
                 commitTimeout: driver.commitTimeout
             )
-            state.connections.append((id, connection))
+            state.connections.append((driver, connection))
             return (connection, true)
         }
         if isNew {
@@ -120,8 +121,10 @@ final class FluentTestTransaction: Sendable {
     /// Rolls back every transaction of the test and returns their connections, once the scope
     /// holding each has ended; refuses later queries.
     func rollBack() async {
+        // Emptied, too: a driver made in the test refers to this transaction.
         let connections = state.withLock { state in
             state.isRolledBack = true
+            defer { state.connections = [] }
             return state.connections.map(\.connection)
         }
         for connection in connections { await connection.rollBack() }

@@ -116,8 +116,8 @@ extension Trait where Self == ScopedTrait {
     /// ends, so tests run in parallel on one database and clean up nothing.
     ///
     /// - Parameters:
-    ///   - database: the database, from ScopedSQLite's `.sqlite(migrations:)` or ScopedPostgres's
-    ///     `.postgres(_:)`.
+    ///   - database: the database, from ScopedSQLite's `.sqlite(migrations:)`, ScopedPostgres's
+    ///     `.postgres(_:)` or ScopedFluent's `.fluent` (the test application's Fluent databases).
     ///   - update: changes the test scope's values, after the database is set.
     /// - Returns: the trait.
     public static func scoped(

@@ -4,12 +4,16 @@ import Foundation
 import NIOCore
 import ScopedFluent
 import ScopedTestSupport
+import ScopedTesting
 import ScopedVapor
 import Testing
 import Vapor
+import VaporTestUtils
+import VaporTesting
 
-// The snippets of ScopedFluent.md and of `.scoped(_:commitTimeout:)`'s doc comment, verbatim
-// between the markers, run on a live server below.
+// The snippets of ScopedFluent.md and of `.scoped(_:commitTimeout:)`'s and
+// `FluentTestDatabase`'s doc comments, verbatim between the markers, run on a live server and
+// under Vapor's test client below.
 
 // SNIPPET-BEGIN
 func configureTodos(_ app: Application, root: ScopeRoot, configuration: SQLPostgresConfiguration) {
@@ -41,11 +45,64 @@ func configureImport(_ app: Application) {
 }
 // SNIPPET-END
 
+/// The database the team's tests share: here, one of the throwaway test server's, made once.
+func teamTestDatabase() async throws -> SQLPostgresConfiguration {
+    let database = try await FluentArticleTests.teamDatabase.value
+    return try SQLPostgresConfiguration(url: try #require(URL(string: database.url)))
+}
+
+// SNIPPET-BEGIN
+func withTodoApp(_ test: (Application) async throws -> Void) async throws {
+    let app = try await Application.make(.testing)
+    do {
+        configureTodos(app, root: ScopeRoot { _ in }, configuration: try await teamTestDatabase())
+        app.migrations.add(CreateTodos())
+        try await app.autoMigrate()
+        try await test(app)
+    } catch {
+        try await app.asyncShutdown()
+        throw error
+    }
+    try await app.asyncShutdown()
+}
+// SNIPPET-END
+
+// SNIPPET-BEGIN
+@Test(.scoped(database: .fluent))
+func postingATodoStoresIt() async throws {
+    try await withTodoApp { app in
+        try await app.testing().test(.POST, "todos", beforeRequest: { try $0.content.encode(Todo(title: "milk")) })
+        #expect(try await Todo.query(on: app.db).count() == 1)
+    }
+}
+// SNIPPET-END
+
 @Suite(
     .serialized,
     .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? ""))
 )
 struct FluentArticleTests {
+    static let teamDatabase = Task { try await PostgresTestServer.shared().makeDatabase() }
+
+    /// The article's test runs a second time, beside another, in the same database: each sees
+    /// only its own row, and nothing of either is committed.
+    @Test func theArticlesTestRunsBesideItselfAndLeavesNothing() async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    try await FluentTestDatabase.fluent.withIsolation(for: "article") { isolate in
+                        try await withTestScope(isolate) { try await postingATodoStoresIt() }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let database = try await Self.teamDatabase.value
+        let tables = try await PostgresTestServer.shared()
+            .psql("SELECT count(*) FROM pg_tables WHERE tablename = 'todos'", database: database.name)
+        #expect(tables == "0")
+    }
+
     @Test func theArticlesApplicationCommitsAnImportWholeOrNotAtAll() async throws {
         let server = try await PostgresTestServer.shared()
         let database = try await server.makeDatabase()

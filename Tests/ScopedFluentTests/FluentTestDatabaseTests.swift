@@ -22,7 +22,7 @@ struct FluentTestDatabaseTests {
     @Test(.scoped(database: .fluent))
     func aTestsMigrationsRowsAndRequestsStayInTheTestsTransaction() async throws {
         let database = try await Self.shared.value
-        try await withTodoApp(on: database) { app in
+        try await withMigratedTodoApp(on: database) { app in
             try await [Todo(title: "seeded-1"), Todo(title: "seeded-2")].create(on: app.db)
             try await app.testing()
                 .test(.GET, "todos") { response in
@@ -42,7 +42,7 @@ struct FluentTestDatabaseTests {
         let server = try await PostgresTestServer.shared()
         let database = try await server.makeDatabase()
         try await asATest {
-            try await withTodoApp(on: database) { app in
+            try await withMigratedTodoApp(on: database) { app in
                 let tester = try app.testing()
                 try await tester.test(.POST, "todos/kept") { #expect($0.status == .created) }
                 // A request that throws is rolled back to its savepoint: the test keeps the rest.
@@ -73,7 +73,7 @@ struct FluentTestDatabaseTests {
             for test in ["first", "second"] {
                 group.addTask {
                     try await asATest {
-                        try await withTodoApp(on: database) { app in
+                        try await withMigratedTodoApp(on: database) { app in
                             try await Todo(title: "same").create(on: app.db)
                             try await app.testing().test(.POST, "todos/\(test)") { #expect($0.status == .created) }
                             return try await Todo.query(on: app.db).sort(\.$id).all().map(\.title)
@@ -106,7 +106,7 @@ func asATest<R: Sendable>(_ body: () async throws -> R) async throws -> R {
 
 /// A todo application as its tests configure it: `.scoped(.postgres(…))` on `database`,
 /// migrated at start, every request in a scope, shut down when `body` returns.
-func withTodoApp<R: Sendable>(
+func withMigratedTodoApp<R: Sendable>(
     on database: PostgresTestServer.Database,
     _ body: (Application) async throws -> R
 ) async throws -> R {
