@@ -88,6 +88,40 @@ struct FluentTestDatabaseTests {
         #expect(try await Self.committedTables(in: database) == 0)
     }
 
+    /// A request scope holds the test's connection until it ends: a query of the test's body
+    /// made meanwhile waits for its turn, and fails with a clear error at the turn timeout
+    /// instead of waiting for ever; the request still commits into the test once it ends.
+    @Test func aQueryThatWaitsPastTheTurnTimeoutFailsAndTheRequestHoldingTheConnectionFinishes() async throws {
+        let database = try await Self.shared.value
+        let queried = Signal()
+        let finish = Signal()
+        try await FluentTestDatabase(turnTimeout: .milliseconds(300))
+            .withIsolation(for: "test") { isolate in
+                try await withTestScope(isolate) {
+                    try await withMigratedTodoApp(on: database) { app in
+                        app.post("slow", ":title") { request async throws -> HTTPStatus in
+                            try await Todo(title: try request.parameters.require("title")).create(on: request.db)
+                            queried.fire()
+                            await finish.wait()
+                            return .created
+                        }
+                        let tester = try app.testing()
+                        async let slow: Void = {
+                            _ = try await tester.test(.POST, "slow/held") { #expect($0.status == .created) }
+                        }()
+                        await queried.wait()
+                        let error = await #expect(throws: DatabaseTimeoutError.self) {
+                            try await Todo.query(on: app.db).count()
+                        }
+                        #expect(error?.operation == .lease)
+                        finish.fire()
+                        try await slow
+                        #expect(try await Todo.query(on: app.db).all().map(\.title) == ["held"])
+                    }
+                }
+            }
+    }
+
     /// How many `todos` tables the database holds outside any test's transaction.
     static func committedTables(in database: PostgresTestServer.Database) async throws -> Int {
         let count = try await PostgresTestServer.shared()
