@@ -2,11 +2,15 @@ import Foundation
 import ScopedTestSupport
 import Testing
 
-/// The conformance app's three operations, as a client of one stack sends them.
-protocol ConformanceClient: Sendable {
+/// The conformance app's insert, as a client of one stack (or of WebSocket messages) sends it.
+protocol InsertingClient: Sendable {
     /// Sends an insert of `name` with `requestID` as the client's request ID; `mode` says what
     /// the handler does after its insert.
     func insert(_ name: String, mode: InsertMode, requestID: String?) async throws -> InsertResponse
+}
+
+/// The conformance app's three operations, as a client of one request stack sends them.
+protocol ConformanceClient: InsertingClient {
 
     /// Reads a whole export of `name` in `chunks` chunks, and returns the moment it has the
     /// response's last byte; `lengthKnown` asks for the body's length in the response's head
@@ -19,7 +23,7 @@ protocol ConformanceClient: Sendable {
     func leaveMidStream(_ name: String) async throws -> [String]
 }
 
-extension ConformanceClient {
+extension InsertingClient {
     /// Sends an insert of `name` that answers.
     func insert(_ name: String, requestID: String? = nil) async throws -> InsertResponse {
         try await insert(name, mode: .plain, requestID: requestID)

@@ -8,9 +8,9 @@ import Testing
 /// and new requests reach the new one.
 @Suite(.loadExclusion)
 struct ReloadTests {
-    @Test(arguments: Stack.allCases, SessionBackend.available)
+    @Test(arguments: InsertingStack.allCases, SessionBackend.available)
     func aReloadReachesNewRequestsWhileOnesInFlightFinishOnTheirRoot(
-        stack: Stack,
+        stack: InsertingStack,
         backend: SessionBackend
     ) async throws {
         let app = ConformanceApp(backend: backend)

@@ -15,11 +15,36 @@ struct RequestGuaranteeTests {
     private func serving(
         _ stack: Stack,
         on backend: SessionBackend,
-        _ body: @Sendable (any ConformanceClient, ScopeRoot, CloseLog) async throws -> Void
+        _ body: @escaping @Sendable (any ConformanceClient, ScopeRoot, CloseLog) async throws -> Void
+    ) async throws {
+        try await serving(
+            on: backend,
+            by: { root, app, log, body in try await stack.serve(root: root, app: app, log: log, body) },
+            body
+        )
+    }
+
+    /// Runs `body` with `stack` serving the conformance app's inserts on a new `backend` database.
+    private func serving(
+        _ stack: InsertingStack,
+        on backend: SessionBackend,
+        _ body: @escaping @Sendable (any InsertingClient, ScopeRoot, CloseLog) async throws -> Void
+    ) async throws {
+        try await serving(
+            on: backend,
+            by: { root, app, log, body in try await stack.serve(root: root, app: app, log: log, body) },
+            body
+        )
+    }
+
+    private func serving<Client>(
+        on backend: SessionBackend,
+        by serve: (Roots, ConformanceApp, CloseLog, @Sendable (Client) async throws -> Void) async throws -> Void,
+        _ body: @escaping @Sendable (Client, ScopeRoot, CloseLog) async throws -> Void
     ) async throws {
         let log = CloseLog()
         try await backend.withRoot { root in
-            try await stack.serve(root: .fixed(root), app: ConformanceApp(backend: backend), log: log) { client in
+            try await serve(.fixed(root), ConformanceApp(backend: backend), log) { client in
                 try await body(client, root, log)
             }
             #expect(await eventually(within: .seconds(10)) { root.openScopeCount == 0 })
@@ -31,8 +56,11 @@ struct RequestGuaranteeTests {
         try await root.withScope { try await backend.session().names() }
     }
 
-    @Test(arguments: Stack.allCases, SessionBackend.available)
-    func aSuccessCommitsBeforeItsResponseAndAThrownErrorRollsBack(stack: Stack, backend: SessionBackend) async throws {
+    @Test(arguments: InsertingStack.allCases, SessionBackend.available)
+    func aSuccessCommitsBeforeItsResponseAndAThrownErrorRollsBack(
+        stack: InsertingStack,
+        backend: SessionBackend
+    ) async throws {
         try await serving(stack, on: backend) { client, root, log in
             let kept = try await client.insert("kept")
             guard case .answered(let answer) = kept else {
@@ -95,8 +123,8 @@ struct RequestGuaranteeTests {
         }
     }
 
-    @Test(arguments: Stack.allCases, SessionBackend.available)
-    func aValidClientRequestIDIsKeptAndAForgedOneReplaced(stack: Stack, backend: SessionBackend) async throws {
+    @Test(arguments: InsertingStack.allCases, SessionBackend.available)
+    func aValidClientRequestIDIsKeptAndAForgedOneReplaced(stack: InsertingStack, backend: SessionBackend) async throws {
         try await serving(stack, on: backend) { client, _, _ in
             let valid = "abc.1-_XYZ"
             let kept = try await client.insert("valid", requestID: valid)
