@@ -9,7 +9,6 @@ import ScopedTestSupport
 import SessionTestSupport
 import ScopedHummingbird
 import ScopedHummingbirdWebSocket
-import Synchronization
 import Testing
 
 /// A stack that takes the conformance app's inserts: every request stack, and WebSocket
@@ -90,20 +89,31 @@ extension Roots {
 struct WebSocketConformanceClient: InsertingClient {
     let port: Int
 
+    /// Returns the moment the reply arrives, as the HTTP clients return the moment a response
+    /// is whole; the connection then closes on its own.
     func insert(_ name: String, mode: InsertMode, requestID: String?) async throws -> InsertResponse {
         var configuration = WebSocketClientConfiguration()
         if let requestID { configuration.additionalHeaders = [.requestID: requestID] }
-        let reply = Mutex<String?>(nil)
-        try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(port)/items",
-            configuration: configuration,
-            logger: Logger(label: "conformance.ws") { _ in SwiftLogNoOpLogHandler() }
-        ) { inbound, outbound, _ in
-            try await outbound.write(.text("\(mode.rawValue) \(name)"))
-            var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
-            if case .text(let text) = try await messages.next() { reply.withLock { $0 = text } }
+        let (replies, reply) = AsyncStream<String>.makeStream()
+        let url = "ws://127.0.0.1:\(port)/items"
+        let connection = Task {
+            defer { reply.finish() }
+            try await WebSocketClient.connect(
+                url: url,
+                configuration: configuration,
+                logger: Logger(label: "conformance.ws") { _ in SwiftLogNoOpLogHandler() }
+            ) { inbound, outbound, _ in
+                try await outbound.write(.text("\(mode.rawValue) \(name)"))
+                var messages = inbound.messages(maxSize: 1 << 16).makeAsyncIterator()
+                if case .text(let text) = try await messages.next() { reply.yield(text) }
+            }
         }
-        let text = try #require(reply.withLock { $0 }, "no reply to \(name)")
+        var iterator = replies.makeAsyncIterator()
+        guard let text = await iterator.next() else {
+            // No reply: the connection's error says why.
+            try await connection.value
+            throw Refused(name: "no reply to \(name)")
+        }
         guard text != "refused" else { return .refused }
         return .answered(try JSONDecoder().decode(Answer.self, from: Data(text.utf8)))
     }
