@@ -153,4 +153,22 @@ struct RequestGuaranteeTests {
             #expect(seen.count == forgeries.count + 2)
         }
     }
+
+    /// A message is not a response: the client that sent it going away is seen by the
+    /// connection's reader, not by the message, which runs to its end and commits; its reply
+    /// has nowhere to go, and the connection's scope closes.
+    @Test(arguments: SessionBackend.available)
+    func aWebSocketMessageInFlightWhenItsClientGoesAwayFinishesAndCommits(backend: SessionBackend) async throws {
+        let app = ConformanceApp(backend: backend)
+        let log = CloseLog()
+        try await backend.withRoot { root in
+            try await InsertingStack.webSocketMessages.serve(root: .fixed(root), app: app, log: log) { client in
+                let webSocket = try #require(client as? WebSocketConformanceClient)
+                try await webSocket.insertAndLeave("left") { await app.inFlight.wait() }
+                #expect(await eventually(within: .seconds(10)) { root.openScopeCount == 0 })
+                #expect(log.all == ["success"])
+                #expect(try await committed(root, backend) == ["left"])
+            }
+        }
+    }
 }

@@ -118,6 +118,18 @@ struct WebSocketConformanceClient: InsertingClient {
         return .answered(try JSONDecoder().decode(Answer.self, from: Data(text.utf8)))
     }
 
+    /// Sends an insert of `name` asked to pause, and closes the connection once `inFlight`
+    /// returns, without waiting for the reply.
+    func insertAndLeave(_ name: String, once inFlight: @escaping @Sendable () async -> Void) async throws {
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(port)/items",
+            logger: Logger(label: "conformance.ws") { _ in SwiftLogNoOpLogHandler() }
+        ) { _, outbound, _ in
+            try await outbound.write(.text("\(InsertMode.pausing.rawValue) \(name)"))
+            await inFlight()
+        }
+    }
+
     /// The mode and name a message asks to insert: `"<mode> <name>"`.
     static func parse(_ message: WebSocketMessage) throws -> (InsertMode, String) {
         guard case .text(let text) = message, let space = text.firstIndex(of: " "),
