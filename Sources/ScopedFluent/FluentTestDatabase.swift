@@ -183,17 +183,7 @@ final class FluentTestConnection: Sendable {
         _ body: @escaping @Sendable (any Database) -> EventLoopFuture<T>
     ) -> EventLoopFuture<T> {
         withTurn(on: eventLoop) { connection in
-            Savepoint.begin(on: connection, mode: .readWrite)
-                .flatMap {
-                    body(connection)
-                        .flatMap { result in
-                            Savepoint.end(on: connection, commits: true, mode: .readWrite).map { result }
-                        }
-                        .flatMapError { error in
-                            Savepoint.end(on: connection, commits: false, mode: .readWrite)
-                                .flatMapThrowing { throw error }
-                        }
-                }
+            Savepoint.around(on: connection, mode: .readWrite) { body(connection) }
         }
     }
 
@@ -220,6 +210,23 @@ final class FluentTestConnection: Sendable {
 
 /// The statements that open and end a savepoint of a test's transaction.
 enum Savepoint {
+    /// Opens a savepoint, runs `work` in it, and ends it as `work`'s future ends: released
+    /// when it succeeds, rolled back to when it fails (the failure is passed on).
+    static func around<T: Sendable>(
+        on connection: any Database,
+        mode: TransactionMode,
+        _ work: @escaping @Sendable () -> EventLoopFuture<T>
+    ) -> EventLoopFuture<T> {
+        begin(on: connection, mode: mode)
+            .flatMap {
+                work()
+                    .flatMap { result in end(on: connection, commits: true, mode: mode).map { result } }
+                    .flatMapError { error in
+                        end(on: connection, commits: false, mode: mode).flatMapThrowing { throw error }
+                    }
+            }
+    }
+
     /// Opens the savepoint; read-only on PostgreSQL when `mode` is `.readOnly`.
     static func begin(on connection: any Database, mode: TransactionMode) -> EventLoopFuture<Void> {
         guard let sql = connection as? any SQLDatabase else {

@@ -36,8 +36,9 @@ final class FluentTransactions: Sendable {
     /// The scope's transaction on `driver`'s database, begun on `base` in `mode` if this is
     /// its first statement there.
     ///
-    /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
     /// Under `.scoped(database: .fluent)`, the transaction is a savepoint of `test`'s.
+    ///
+    /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
     func transaction(
         on driver: ScopedDatabaseDriver,
         beginningWith base: any Database,
@@ -145,16 +146,11 @@ final class FluentTransaction: Sendable {
         let ready = ready
         let ending = ending
         let transaction = test.withTurn(on: eventLoop) { connection in
-            Savepoint.begin(on: connection, mode: mode)
-                .flatMap {
-                    self.state.withLock { $0.began = true }
-                    ready.succeed(connection)
-                    return ending.futureResult
-                        .flatMap { Savepoint.end(on: connection, commits: true, mode: mode) }
-                        .flatMapError { error in
-                            Savepoint.end(on: connection, commits: false, mode: mode).flatMapThrowing { throw error }
-                        }
-                }
+            Savepoint.around(on: connection, mode: mode) {
+                self.state.withLock { $0.began = true }
+                ready.succeed(connection)
+                return ending.futureResult
+            }
         }
         transaction.whenFailure { ready.fail($0) }
         state.withLock { $0.transaction = transaction }
