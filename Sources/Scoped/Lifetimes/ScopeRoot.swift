@@ -17,6 +17,9 @@ public final class ScopeRoot: Sendable {
     /// The root's values: what every scope opened on it starts from.
     public let values: ScopedValues
     package let context: ScopeContext
+    /// What the root has beside its services: its open scopes and tenants, its watchers, what a
+    /// reload carried over.
+    let rootContext: RootContext
 
     /// Creates a root.
     ///
@@ -132,16 +135,18 @@ public final class ScopeRoot: Sendable {
         base: ScopedValues = ScopedValues(),
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
-        let context = ScopeContext(root: registry)
+        let rootContext = RootContext(registry: registry)
+        let context = ScopeContext(root: rootContext, registry: registry)
         var values = ScopedValues(node: base.node.flattened(depth: 0, scope: context))
         try configure(&values)
         context.attach(values.node)
         self.values = values
         self.context = context
+        self.rootContext = rootContext
     }
 
     deinit {
-        context.tenants?.detach()
+        rootContext.tenants.detach()
         context.detach()
     }
 
@@ -185,9 +190,9 @@ public final class ScopeRoot: Sendable {
     ///
     /// Close failures go to the root's close-error handler.
     public func shutdown() async {
-        await context.drain()
+        await rootContext.drain()
         // Tenant services may use app services: they close first.
-        await context.tenants?.shutdown()
+        await rootContext.tenants.shutdown()
         let failures = await context.close(.success)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
@@ -221,5 +226,5 @@ public final class ScopeRoot: Sendable {
     }
 
     /// The number of scopes opened on this root that have not closed yet.
-    public var openScopeCount: Int { context.openScopeCount }
+    public var openScopeCount: Int { rootContext.openScopes.count }
 }

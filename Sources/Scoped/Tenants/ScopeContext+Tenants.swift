@@ -15,7 +15,7 @@ extension ScopeContext {
         base: ScopedValues? = nil
     ) throws -> (values: ScopedValues, context: ScopeContext) {
         let root = root
-        guard let tenants = root.tenants, let node = root.state.withLock({ $0.node }) else {
+        guard let tenants = root.rootContext?.tenants, let node = root.state.withLock({ $0.node }) else {
             throw ScopedError.scopeEnded(entry: "tenant \(tenant)")
         }
         let opened = try tenants.acquire(tenant, root: root, rootValues: base ?? ScopedValues(node: ScopeNode(node)))

@@ -46,6 +46,6 @@ extension ScopeRoot {
 
     /// How many tenants this root has open, and how many it has evicted.
     public var tenantStatistics: TenantStatistics {
-        context.tenants?.statistics ?? TenantStatistics(open: 0, evicted: 0)
+        rootContext.tenants.statistics
     }
 }

@@ -1,7 +1,10 @@
 import Synchronization
 
-/// App services handed from a root to the root that replaces it: found, adopted, and their
-/// closing moved from one root to the other when the reload commits.
+/// A root's built app services as a whole: listed for the root that replaces it, adopted from
+/// the root it replaces, and watched by what runs beside them.
+///
+/// Each step changes the root's services and its ``RootContext`` together, the root's lock
+/// taken inside the services' lock.
 extension ScopeContext {
     /// A built app service of a root.
     struct BuiltService {
@@ -23,40 +26,55 @@ extension ScopeContext {
     }
 
     /// Holds `service`, built by the root this one replaces, as built here, without closing it
-    /// until ``closeCarriedOver(from:)``.
+    /// until ``RootContext/closeCarriedOver(from:)``.
     ///
-    /// - Returns: `false` when this root already built or is building the service, or has
-    ///   closed: then it is not adopted.
+    /// - Returns: `false` when this is not a root, or it already built or is building the
+    ///   service, or has closed: then it is not adopted.
     func adopt(_ service: BuiltService) -> Bool {
+        guard let root = rootContext else { return false }
         let adopted = state.withLock { state in
-            guard !state.isClosed, state.index(of: service.id) == nil else { return false }
+            guard !isClosed.load(ordering: .relaxed), state.index(of: service.id) == nil else { return false }
             state.entries.append(
                 Entry(id: service.id, slot: .built(service.box, key: service.key, order: state.builtCount))
             )
             state.builtCount += 1
-            state.notClosed.insert(service.id)
-            state.carriedOver.insert(service.id)
+            root.state.withLock { root in
+                root.notClosed.insert(service.id)
+                root.carriedOver.insert(service.id)
+            }
             return true
         }
-        if adopted, let slot = publishedSlot(for: service.id) { _ = slot.box.storeIfNil(service.box) }
+        if adopted { root.publish(service.box, for: service.id) }
         return adopted
     }
 
-    /// From now on, closes the services it adopted from `previous`.
+    /// Calls `watcher` with each service this root builds from now on, as it is built.
     ///
-    /// The reload that adopted them committed. Its shutdown closes them only once `previous`'s scopes, which may still
-    /// use them, have closed too.
-    func closeCarriedOver(from previous: ScopeContext) {
-        let predecessors = previous.undrainedScopes
-        state.withLock { state in
-            guard !state.carriedOver.isEmpty else { return }
-            state.notClosed.subtract(state.carriedOver)
-            state.predecessors = predecessors
+    /// Returns the services it has built so far, oldest first: together, every service, once.
+    /// Services carried over from a root this one replaced are not among them: they were built,
+    /// and are watched, there. `closed` is told each service this root closes, once it has.
+    ///
+    /// How an application runs the app services that must run beside it (a database client's
+    /// connection pool), from their build to their close: `ScopeRoot.withRunningServices` and
+    /// `ScopeRootService` in ScopedServiceLifecycle. A scope that is not a root has no app
+    /// services: it returns none and calls neither.
+    package func watchBuiltServices(
+        _ watcher: @escaping @Sendable (any Sendable) -> Void,
+        closed: (@Sendable (any Sendable) -> Void)? = nil
+    ) -> [any Sendable] {
+        guard let root = rootContext else { return [] }
+        return state.withLock { state in
+            let carriedOver = root.state.withLock { root in
+                root.watchers.append(watcher)
+                if let closed { root.closeWatchers.append(closed) }
+                return root.carriedOver
+            }
+            var built: [(order: Int, value: any Sendable)] = []
+            for entry in state.entries where !carriedOver.contains(entry.id) {
+                guard case .built(let box, let key, let order) = entry.slot else { continue }
+                built.append((order, key.value(erased: box)))
+            }
+            return built.sorted { $0.order < $1.order }.map(\.value)
         }
-    }
-
-    /// Stops closing `ids`: they were carried over to the root that replaced this one.
-    func handOver(_ ids: Set<ObjectIdentifier>) {
-        state.withLock { $0.notClosed.formUnion(ids) }
     }
 }

@@ -14,7 +14,9 @@ extension ScopeContext {
         if built.isEmpty { return [] }
         let failures = await close(built, in: node, outcome: outcome)
         // Only a root is watched; a request's scope skips the lock.
-        if lifetime == .app, let watchers = state.withLock({ $0.closeWatchers }) {
+        if case .root(let root) = role, case let watchers = root.state.withLock({ $0.closeWatchers }),
+            !watchers.isEmpty
+        {
             for entry in built {
                 guard case .built(let box, let key, _) = entry.slot else { continue }
                 let value = key.value(erased: box)
@@ -30,8 +32,7 @@ extension ScopeContext {
     /// services is refused with `scopeEnded`. Empty when the scope built nothing, or was closed.
     private func takeBuiltServices() -> (built: SmallList<Entry>, node: ScopeNode) {
         state.withLock { state -> (SmallList<Entry>, ScopeNode) in
-            guard !state.isClosed else { return (SmallList(), .empty) }
-            state.isClosed = true
+            guard !isClosed.load(ordering: .relaxed) else { return (SmallList(), .empty) }
             isClosed.store(true, ordering: .releasing)
             let node = state.node.take()
             guard state.builtCount > 0 else { return (SmallList(), .empty) }
@@ -45,8 +46,11 @@ extension ScopeContext {
                     if case .building = entry.slot { state.entries.append(entry) }
                 }
             }
-            if !state.notClosed.isEmpty {
-                entries = SmallList(entries.filter { !state.notClosed.contains($0.id) })
+            // A root leaves what a reload carried over to or from it to the root that closes it.
+            if case .root(let root) = role, case let notClosed = root.state.withLock({ $0.notClosed }),
+                !notClosed.isEmpty
+            {
+                entries = SmallList(entries.filter { !notClosed.contains($0.id) })
             }
             return (entries, node.map(ScopeNode.init) ?? .empty)
         }
@@ -86,7 +90,7 @@ extension ScopeContext {
         #if Instrumentation
         registry.instruments?.scopeEnded(outcome)
         #endif
-        root.scopeClosed()
+        root.openScopes?.closed()
         tenant?.openScopes?.closed()
         registry.observer?.openWork?.closed(self)
         guard !failures.isEmpty else { return }

@@ -73,7 +73,9 @@ extension ScopeContext {
     ) async throws -> AnyValueBox {
         // A tenant's resources (its file, its schema) are opened only once its previous
         // instance has closed them.
-        if let predecessorClose { await predecessorClose.value }
+        if case .tenant(let tenant) = role, let predecessorClose = tenant.predecessorClose {
+            await predecessorClose.value
+        }
         let box: AnyValueBox
         // App services are built once per root: their build time is worth two clock reads, and
         // what they read is recorded, for a reload to know whether they can be carried over.
@@ -135,7 +137,7 @@ extension ScopeContext {
                 guard case .built(let box, _, _) = state.entries[index].slot else { return nil }
                 return box
             }
-            guard !state.isClosed else { throw ScopedError.scopeEnded(entry: key.name) }
+            guard !isClosed.load(ordering: .relaxed) else { throw ScopedError.scopeEnded(entry: key.name) }
             let box = make()
             state.entries.append(Entry(id: id, slot: .built(box, key: key, order: state.builtCount)))
             state.builtCount += 1
@@ -179,20 +181,22 @@ extension ScopeContext {
             guard let index = state.index(of: id) else { return (nil, nil, false) }
             var waiters: [Waiter]?
             if case .building(_, let building) = state.entries[index].slot, !building.isEmpty { waiters = building }
-            if state.isClosed {
+            if isClosed.load(ordering: .relaxed) {
                 state.entries.remove(at: index)
                 return (waiters, nil, false)
             }
             state.entries[index].slot = .built(box, key: link.key, order: state.builtCount)
             state.builtCount += 1
-            return (waiters, state.watchers, true)
+            guard case .root(let root) = role else { return (waiters, nil, true) }
+            let watchers = root.state.withLock { $0.watchers }
+            return (waiters, watchers.isEmpty ? nil : watchers, true)
         }
         guard stored else {
             let error = ScopedError.scopeEnded(entry: link.key.name)
             for waiter in waiters ?? [] { waiter.continuation.resume(throwing: error) }
             return false
         }
-        if let slot = publishedSlot(for: id) { _ = slot.box.storeIfNil(box) }
+        rootContext?.publish(box, for: id)
         if let watchers {
             let value = link.key.value(erased: box)
             for watcher in watchers { watcher(value) }
@@ -215,30 +219,5 @@ extension ScopeContext {
             registry.onCloseError(ScopeCloseError(failures: [failure], outcome: .cancelled))
         }
         throw ScopedError.scopeEnded(entry: link.key.name)
-    }
-
-    /// Calls `watcher` with each service this scope builds from now on, as it is built.
-    ///
-    /// Returns the services it has built so far, oldest first: together, every service, once.
-    /// Services carried over from a root this one replaced are not among them: they were built,
-    /// and are watched, there. `closed` is told each service this scope closes, once it has.
-    ///
-    /// How an application runs the app services that must run beside it (a database client's
-    /// connection pool), from their build to their close: `ScopeRoot.withRunningServices` and
-    /// `ScopeRootService` in ScopedServiceLifecycle.
-    package func watchBuiltServices(
-        _ watcher: @escaping @Sendable (any Sendable) -> Void,
-        closed: (@Sendable (any Sendable) -> Void)? = nil
-    ) -> [any Sendable] {
-        state.withLock { state in
-            state.watchers = (state.watchers ?? []) + [watcher]
-            if let closed { state.closeWatchers = (state.closeWatchers ?? []) + [closed] }
-            var built: [(order: Int, value: any Sendable)] = []
-            for entry in state.entries where !state.carriedOver.contains(entry.id) {
-                guard case .built(let box, let key, let order) = entry.slot else { continue }
-                built.append((order, key.value(erased: box)))
-            }
-            return built.sorted { $0.order < $1.order }.map(\.value)
-        }
     }
 }

@@ -1,5 +1,4 @@
-/// Finding a scope's node among the calling task's, binding it where it is not, and a root's
-/// published services.
+/// Finding a scope's node among the calling task's, binding it where it is not.
 extension ScopeContext {
     /// Whether `node` is the calling task's current node, read in place.
     static func isCurrent(_ node: ScopeNodeBuffer) -> Bool {
@@ -27,9 +26,4 @@ extension ScopeContext {
         return try await ScopedValues.taskLocalNode.withValue(node, operation: body)
     }
 
-    /// The slot this root publishes the app service `id` in, when it is registered.
-    func publishedSlot(for id: ObjectIdentifier) -> PublishedService? {
-        for slot in published where slot.id == id { return slot }
-        return nil
-    }
 }

@@ -1,9 +1,12 @@
 import Synchronization
 
-/// A scope that owns services: an application root, or a scope opened with `withScope`.
+/// A scope that owns services: an application root, a tenant of one, or a scope opened on one
+/// (a request's, or one opened with `withScope`).
 ///
 /// It builds each service once, on first use, shares one construction among concurrent first
-/// readers, and closes what it built, in reverse order, when it ends.
+/// readers, and closes what it built, in reverse order, when it ends. That is all a request's
+/// scope has; what only a root or a tenant has is in its ``Role``: a ``RootContext`` or a
+/// ``TenantContext``.
 @usableFromInline
 package final class ScopeContext: Sendable {
     /// A reader waiting for another task's construction; its ID lets it stop waiting when it
@@ -33,90 +36,52 @@ package final class ScopeContext: Sendable {
         var builtCount = 0
         /// The last waiter ID handed out.
         var lastWaiterID = 0
-        var isClosed = false
         /// The node this scope's services are built with.
         ///
         /// The node refers to this scope too; ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would
         /// give the node a side table and slow down every retain of it on the read path.)
         var node: ScopeNodeBuffer?
-        /// Told each service this scope builds, as it is built (``watchBuiltServices(_:closed:)``).
-        ///
-        /// An optional, so that a request's scope, which never has any, starts without a
-        /// reference to an empty array.
-        var watchers: [@Sendable (any Sendable) -> Void]?
-        /// Told each service this scope closes, once it has closed (``watchBuiltServices(_:closed:)``).
-        var closeWatchers: [@Sendable (any Sendable) -> Void]?
-        /// Built services this scope holds but does not close: carried over from the root it
-        /// replaces until the reload commits, or carried over to the root that replaced it.
-        var notClosed: Set<ObjectIdentifier> = []
-        /// Services carried over from another root: already running, so never handed to
-        /// watchers as built here.
-        var carriedOver: Set<ObjectIdentifier> = []
-        /// The open scopes of the roots this one carried services over from, while any is
-        /// open: they use those services too, so this root closes them only once they drained.
-        var predecessors: [OpenScopes] = []
 
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }
         }
     }
 
+    /// What the scope is, and what it has beside its services.
+    enum Role: Sendable {
+        /// An application root.
+        case root(RootContext)
+        /// A tenant of a root.
+        case tenant(TenantContext)
+        /// A scope opened on a root (a request's, or one opened with `withScope`), of a tenant
+        /// when `tenant` is set.
+        case scope(root: ScopeContext, tenant: ScopeContext?)
+    }
+
     /// Thrown inside the cache when a construction this reader waited for failed before it
     /// could register; the reader starts over.
     struct Retry: Error {}
 
-    /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/tenant`` for a tenant of one,
-    /// ``ScopedLifetime/scope`` for a scope opened on one.
-    package let lifetime: ScopedLifetime
     /// What the root registered: services, requirements, variants.
     package let registry: ScopeRegistry
-    /// The root this scope belongs to, or `nil` when this is the root.
-    private let parentRoot: ScopeContext?
-    /// For a scope opened for a tenant: the tenant's context; `nil` for a root, a tenant, and
-    /// a scope of no tenant.
-    private let parentTenant: ScopeContext?
-    /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
-    package let tenantID: TenantID?
+    let role: Role
     let state = Mutex(State())
-    /// For a root or a tenant: the scopes opened on it and not yet closed; `nil` for a scope.
-    let openScopes: OpenScopes?
-    /// For a root: a slot per registered app service, set once it is built.
+    /// The scope's one closed state: set once, under the state's lock, when the scope closes.
     ///
-    /// Reading a built app service then takes no lock. Empty for a scope opened on a root.
-    let published: [PublishedService]
-    /// For a root: its open tenants; `nil` for a tenant and a scope.
-    let tenants: TenantDirectory?
-    /// For a tenant opened while its previous instance was still closing: that close, which
-    /// this one waits for before it builds a service.
-    let predecessorClose: Task<Void, Never>?
-    /// Set when the scope closes: published services are then no longer handed out.
+    /// From then on it builds nothing and a root hands out no published service. An atomic, so
+    /// that a root's published services are read without the lock.
     let isClosed = Atomic<Bool>(false)
 
-    package init(root registry: ScopeRegistry) {
-        self.lifetime = .app
+    /// An application root's context.
+    init(root: RootContext, registry: ScopeRegistry) {
         self.registry = registry
-        self.parentRoot = nil
-        self.parentTenant = nil
-        self.tenantID = nil
-        self.openScopes = OpenScopes()
-        // A list, not a dictionary: a root has few app services, and comparing their
-        // identities costs less than hashing one.
-        self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
-        self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
-        self.predecessorClose = nil
+        self.role = .root(root)
     }
 
     /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one.
     package init(childOf parent: ScopeContext) {
-        self.lifetime = .scope
         self.registry = parent.registry
-        self.parentRoot = parent.root
-        self.parentTenant = parent.tenant
-        self.tenantID = parent.tenantID
-        self.openScopes = nil
-        self.published = []
-        self.tenants = nil
-        self.predecessorClose = nil
+        self.role = .scope(root: parent.root, tenant: parent.tenant)
     }
 
     /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes.
@@ -124,23 +89,61 @@ package final class ScopeContext: Sendable {
     /// `predecessorClose`: the close of the tenant's previous instance, if it is still running;
     /// this one builds nothing before it ends.
     package init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
-        self.lifetime = .tenant
         self.registry = root.registry
-        self.parentRoot = root
-        self.parentTenant = nil
-        self.tenantID = id
-        self.openScopes = OpenScopes(tracksIdleTime: true)
-        self.published = []
-        self.tenants = nil
-        self.predecessorClose = predecessorClose
+        self.role = .tenant(TenantContext(id: id, root: root, predecessorClose: predecessorClose))
+    }
+
+    /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/tenant`` for a tenant of one,
+    /// ``ScopedLifetime/scope`` for a scope opened on one.
+    package var lifetime: ScopedLifetime {
+        switch role {
+        case .root: .app
+        case .tenant: .tenant
+        case .scope: .scope
+        }
     }
 
     /// The application root this scope belongs to.
-    package var root: ScopeContext { parentRoot ?? self }
+    package var root: ScopeContext {
+        switch role {
+        case .root: self
+        case .tenant(let tenant): tenant.root
+        case .scope(let root, _): root
+        }
+    }
 
     /// The tenant this scope belongs to (itself, for a tenant); `nil` for a root and its
     /// scopes of no tenant.
-    package var tenant: ScopeContext? { lifetime == .tenant ? self : parentTenant }
+    package var tenant: ScopeContext? {
+        switch role {
+        case .root: nil
+        case .tenant: self
+        case .scope(_, let tenant): tenant
+        }
+    }
+
+    /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
+    package var tenantID: TenantID? {
+        switch role {
+        case .root: nil
+        case .tenant(let tenant): tenant.id
+        case .scope(_, let tenant): tenant?.tenantID
+        }
+    }
+
+    /// For a root or a tenant: the scopes opened on it and not yet closed; `nil` for a scope.
+    var openScopes: OpenScopes? {
+        switch role {
+        case .root(let root): root.openScopes
+        case .tenant(let tenant): tenant.openScopes
+        case .scope: nil
+        }
+    }
+
+    /// What only a root has; `nil` for a tenant and a scope.
+    var rootContext: RootContext? {
+        if case .root(let root) = role { root } else { nil }
+    }
 
     /// Records the node whose values this scope builds and closes its services with.
     package func attach(_ node: ScopeNode) {
@@ -193,7 +196,7 @@ package final class ScopeContext: Sendable {
         let chain = ConstructionChain.ofCurrentTask
         if chain.innermost != nil { try registry.dependencies.check(link, in: chain) }
         // A built app service of the root: no lock.
-        if !published.isEmpty, let box = publishedSlot(for: ObjectIdentifier(link.key))?.box.load(),
+        if case .root(let root) = role, let box = root.publishedSlot(for: ObjectIdentifier(link.key))?.box.load(),
             !isClosed.load(ordering: .acquiring)
         {
             return box
@@ -234,7 +237,7 @@ package final class ScopeContext: Sendable {
             }
             // Compared in place, so that the common case, a read inside the scope's own
             // binding, takes no reference to the node.
-            guard !state.isClosed, let isCurrent = Self.isCurrent(state.node) else {
+            guard !isClosed.load(ordering: .relaxed), let isCurrent = Self.isCurrent(state.node) else {
                 throw ScopedError.scopeEnded(entry: link.key.name)
             }
             let construction = Construction(link: link, scope: self)

@@ -45,7 +45,10 @@ extension ScopedValues {
         }
         let (values, context) = opened
         if !countedInTenant { context.tenant?.openScopes?.opened() }
-        context.root.scopeOpened()
+        #if Instrumentation
+        context.registry.instruments?.scopeOpened()
+        #endif
+        context.root.openScopes?.opened()
         context.registry.observer?.openWork?.opened(context, values: values, label: label)
         return (values, context)
     }

@@ -100,8 +100,8 @@ public final class ReloadableScopeRoot: Sendable {
             state.generation += 1
             return state.generation
         }
-        previous.context.handOver(Set(carried.map(\.id)))
-        newRoot.context.closeCarriedOver(from: previous.context)
+        previous.rootContext.handOver(Set(carried.map(\.id)))
+        newRoot.rootContext.closeCarriedOver(from: previous.rootContext)
         #if Instrumentation
         newRoot.context.registry.instruments?.reloaded(applied: true, generation: generation)
         #endif

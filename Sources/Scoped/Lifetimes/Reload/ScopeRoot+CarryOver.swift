@@ -5,7 +5,7 @@ extension ScopeRoot {
     /// here, and every service it read was carried over too. The others are left for this root
     /// to build.
     ///
-    /// Adopted services are not closed by this root until ``ScopeContext/closeCarriedOver(from:)``:
+    /// Adopted services are not closed by this root until ``RootContext/closeCarriedOver(from:)``:
     /// a reload that is rejected leaves them to `previous`.
     func carryOver(from previous: ScopeRoot) -> (carried: [ScopeContext.BuiltService], rebuilt: [ScopeReload.Rebuilt]) {
         let recorder = previous.context.registry.dependencies
