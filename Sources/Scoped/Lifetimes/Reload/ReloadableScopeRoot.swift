@@ -100,8 +100,7 @@ public final class ReloadableScopeRoot: Sendable {
             state.generation += 1
             return state.generation
         }
-        previous.rootContext.handOver(Set(carried.map(\.id)))
-        newRoot.rootContext.closeCarriedOver(from: previous.rootContext)
+        newRoot.commitCarryOver(of: carried, from: previous)
         #if Instrumentation
         newRoot.context.registry.instruments?.reloaded(applied: true, generation: generation)
         #endif

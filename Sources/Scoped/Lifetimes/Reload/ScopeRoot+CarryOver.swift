@@ -1,3 +1,5 @@
+/// What a reload asks of the roots it replaces one with by the other: services carried over,
+/// then, once the new root is current, their closing moved to it.
 extension ScopeRoot {
     /// Adopts each app service `previous` built that this root would build the same.
     ///
@@ -5,8 +7,8 @@ extension ScopeRoot {
     /// here, and every service it read was carried over too. The others are left for this root
     /// to build.
     ///
-    /// Adopted services are not closed by this root until ``RootContext/closeCarriedOver(from:)``:
-    /// a reload that is rejected leaves them to `previous`.
+    /// Adopted services are not closed by this root until ``commitCarryOver(of:from:)``: a
+    /// reload that is rejected leaves them to `previous`.
     func carryOver(from previous: ScopeRoot) -> (carried: [ScopeContext.BuiltService], rebuilt: [ScopeReload.Rebuilt]) {
         let recorder = previous.context.registry.dependencies
         var carried: [ScopeContext.BuiltService] = []
@@ -38,5 +40,14 @@ extension ScopeRoot {
             }
         }
         return (carried, rebuilt)
+    }
+
+    /// Moves the closing of `carried`, adopted from `previous`, to this root, now current.
+    ///
+    /// `previous` no longer closes them; this root closes them once `previous`'s scopes, which may
+    /// still use them, have closed too.
+    func commitCarryOver(of carried: [ScopeContext.BuiltService], from previous: ScopeRoot) {
+        previous.rootContext.handOver(Set(carried.map(\.id)))
+        rootContext.closeCarriedOver(from: previous.rootContext)
     }
 }
