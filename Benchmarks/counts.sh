@@ -9,14 +9,21 @@
 # divided by N. The benchmark runs each matching workload exactly N times
 # (`SCOPED_BENCH_OPERATIONS`), so give a filter that matches one workload.
 #
+# BIN=path/to/ScopedBenchmarks counts a binary built elsewhere (a commit's, copied aside)
+# instead of building this tree's.
+#
 # Usage: bash Benchmarks/counts.sh "2 overrides + 1 scoped resource built"
 set -euo pipefail
 cd "$(dirname "$0")"
 filter=${1:?usage: counts.sh FILTER}
 operations=${OPERATIONS:-100000}
 command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
-swift build -c release --product ScopedBenchmarks >/dev/null 2>&1
-binary=.build/release/ScopedBenchmarks
+if [ -n "${BIN:-}" ]; then
+    binary=$BIN
+else
+    swift build -c release --product ScopedBenchmarks >/dev/null 2>&1
+    binary=.build/release/ScopedBenchmarks
+fi
 
 runtime=$(dirname "$(readlink -f "$(command -v swift)")")/../lib/swift/linux
 probes=(

@@ -90,12 +90,20 @@ extension ScopeContext {
         #if Instrumentation
         registry.instruments?.scopeEnded(outcome)
         #endif
-        root.openScopes?.closed()
-        tenant?.openScopes?.closed()
+        countClosed()
         registry.observer?.openWork?.closed(self)
         guard !failures.isEmpty else { return }
         let error = ScopeCloseError(failures: failures, outcome: outcome)
         guard outcome.isSuccess else { return registry.onCloseError(error) }
         throw error
+    }
+
+    /// Counts this scope closed on its root and its tenant, waking whoever waits for either to
+    /// drain; as ``countOpened(inTenant:)`` counted it open, without copying the role's
+    /// references out.
+    private func countClosed() {
+        guard case .scope(let root, let tenant) = role else { return }
+        if case .root(let context) = root.role { context.openScopes.closed() }
+        if let tenant, case .tenant(let context) = tenant.role { context.openScopes.closed() }
     }
 }

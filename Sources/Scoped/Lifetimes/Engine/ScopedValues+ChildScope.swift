@@ -44,11 +44,10 @@ extension ScopedValues {
             throw error
         }
         let (values, context) = opened
-        if !countedInTenant { context.tenant?.openScopes?.opened() }
         #if Instrumentation
         context.registry.instruments?.scopeOpened()
         #endif
-        context.root.openScopes?.opened()
+        context.countOpened(inTenant: !countedInTenant)
         context.registry.observer?.openWork?.opened(context, values: values, label: label)
         return (values, context)
     }
@@ -61,5 +60,17 @@ extension ScopedValues {
     package func isInRequestScope(of root: ScopeRoot) -> Bool {
         guard let scope, scope.lifetime == .scope else { return false }
         return scope.root === root.context
+    }
+}
+
+extension ScopeContext {
+    /// Counts this scope, just opened, open on its root, and on its tenant when `inTenant`.
+    ///
+    /// On every request's path: the role's references are used where they are, not copied out
+    /// (retained) as ``root`` and ``tenant`` return them.
+    func countOpened(inTenant: Bool) {
+        guard case .scope(let root, let tenant) = role else { return }
+        if inTenant, let tenant, case .tenant(let context) = tenant.role { context.openScopes.opened() }
+        if case .root(let context) = root.role { context.openScopes.opened() }
     }
 }
