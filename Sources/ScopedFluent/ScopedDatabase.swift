@@ -40,8 +40,16 @@ struct ScopedDatabase: Database {
         let current = ScopedValues.current
         let values = current.isInLifetimeScope ? current : madeIn
         if values.isInRequestScope { return .scope(values) }
-        if let test = values[FluentTestTransactionKey.self] ?? driver.test { return .test(test) }
+        if let test = test(of: values) { return .test(test) }
         return .base
+    }
+
+    /// The test `values` run in under `.scoped(database: .fluent)`, or else the test this
+    /// database's driver was made in: a request scope opened on a root built outside the test
+    /// (a suite's) does not carry the test's values, and its transaction still belongs to the
+    /// test whose application it serves.
+    func test(of values: ScopedValues) -> FluentTestTransaction? {
+        values[FluentTestTransactionKey.self] ?? driver.test
     }
 
     /// Inside a request scope, always: its queries run in the scope's transaction; and so in a
@@ -144,7 +152,7 @@ struct ScopedDatabase: Database {
                     on: driver,
                     beginningWith: base,
                     mode: values.transactionMode,
-                    test: values[FluentTestTransactionKey.self]
+                    test: test(of: values)
                 )
                 .run(statement)
         } catch {

@@ -88,6 +88,23 @@ struct FluentTestDatabaseTests {
         #expect(try await Self.committedTables(in: database) == 0)
     }
 
+    /// A root built outside the test, as a suite builds one for all its tests, opens request
+    /// scopes that do not carry the test's values: their transactions still belong to the test
+    /// whose application they serve, and nothing of them is committed.
+    @Test func requestsOnARootBuiltOutsideTheTestStayInTheTestsTransaction() async throws {
+        let database = try await Self.shared.value
+        let suiteRoot = ScopeRoot { _ in }
+        try await asATest {
+            try await withMigratedTodoApp(on: database, root: suiteRoot) { app in
+                // The table exists only in the test's transaction: a request committing on a
+                // connection of its own would not find it.
+                try await app.testing().test(.POST, "todos/from-a-suite-root") { #expect($0.status == .created) }
+                #expect(try await Todo.query(on: app.db).all().map(\.title) == ["from-a-suite-root"])
+            }
+        }
+        #expect(try await Self.committedTables(in: database) == 0)
+    }
+
     /// A request scope holds the test's connection until it ends: a query of the test's body
     /// made meanwhile waits for its turn, and fails with a clear error at the turn timeout
     /// instead of waiting for ever; the request still commits into the test once it ends.
@@ -139,9 +156,11 @@ func asATest<R: Sendable>(_ body: () async throws -> R) async throws -> R {
 }
 
 /// A todo application as its tests configure it: `.scoped(.postgres(…))` on `database`,
-/// migrated at start, every request in a scope, shut down when `body` returns.
+/// migrated at start, every request in a scope of `root` (by default one built here), shut down
+/// when `body` returns.
 func withMigratedTodoApp<R: Sendable>(
     on database: PostgresTestServer.Database,
+    root: ScopeRoot? = nil,
     _ body: (Application) async throws -> R
 ) async throws -> R {
     let app = try await Application.make(.testing)
@@ -151,7 +170,7 @@ func withMigratedTodoApp<R: Sendable>(
         app.migrations.add(CreateTodos())
         try await app.autoMigrate()
         app.middleware.use(
-            RequestScopeMiddleware(root: ScopeRoot { _ in }) { values, request in
+            RequestScopeMiddleware(root: root ?? ScopeRoot { _ in }) { values, request in
                 if request.headers.first(name: "X-Read-Only") != nil { values.transactionMode = .readOnly }
             }
         )
