@@ -13,13 +13,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${COUNT:-50}
 build=.build-coverage
+workdir=$(mktemp -d)
+trap 'rm -rf "$workdir"' EXIT
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
-    swift build --product ExampleServer --build-path "$build" \
+    # The macro plugin is built with counters too, and writes a profile each time the build runs it.
+    LLVM_PROFILE_FILE="$workdir/build-%p.profraw" swift build --product ExampleServer --build-path "$build" \
         -Xswiftc -profile-generate -Xswiftc -profile-coverage-mapping >&2
 fi
 binary="$build/debug/ExampleServer"
-workdir=$(mktemp -d)
-trap 'rm -rf "$workdir"' EXIT
 source Benchmarks/load-common.sh
 # The toolchain's own: a profile is read only by the LLVM that wrote it.
 toolchain=$(dirname "$(readlink -f "$(command -v swift)")")
