@@ -145,14 +145,6 @@ extension ScopeContext {
         }
     }
 
-    /// An empty node of this root on which an app service is built: every read falls through
-    /// to an observer that answers it from the root's values and records it in `inputs`.
-    private func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {
-        guard let root = state.withLock({ $0.node }) else { return nil }
-        let observer = DefaultReadObserver(recording: InputRecording(root: root, into: inputs))
-        return ScopeNode(ScopeNodeBuffer.make(capacity: 0, depth: 0, scope: self, observer: observer))
-    }
-
     /// Forgets the failed construction of the service `link` names and fails its waiters.
     private func abandonBuild(of link: ConstructionChain.Link, failingWith error: any Error) {
         let id = ObjectIdentifier(link.key)

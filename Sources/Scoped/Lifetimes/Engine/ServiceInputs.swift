@@ -155,3 +155,14 @@ extension Equatable {
         return self == other
     }
 }
+
+/// Where a root records what an app service reads while it is built.
+extension ScopeContext {
+    /// An empty node of this root on which an app service is built: every read falls through
+    /// to an observer that answers it from the root's values and records it in `inputs`.
+    func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {
+        guard let root = state.withLock({ $0.node }) else { return nil }
+        let observer = DefaultReadObserver(recording: InputRecording(root: root, into: inputs))
+        return ScopeNode(ScopeNodeBuffer.make(capacity: 0, depth: 0, scope: self, observer: observer))
+    }
+}
