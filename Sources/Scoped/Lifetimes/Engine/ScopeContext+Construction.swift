@@ -3,6 +3,10 @@ import Synchronization
 /// The construction of services: waiting for another task's, building, storing and handing
 /// them to waiters and watchers.
 extension ScopeContext {
+    /// Thrown inside the cache when a construction this reader waited for failed before it
+    /// could register; the reader starts over.
+    struct Retry: Error {}
+
     /// Waits for `builder` to finish building the service `link` names.
     ///
     /// - Returns: the service, or `nil` when its construction failed before this task

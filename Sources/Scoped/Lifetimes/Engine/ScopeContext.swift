@@ -58,10 +58,6 @@ package final class ScopeContext: Sendable {
         case scope(root: ScopeContext, tenant: ScopeContext?)
     }
 
-    /// Thrown inside the cache when a construction this reader waited for failed before it
-    /// could register; the reader starts over.
-    struct Retry: Error {}
-
     /// What the root registered: services, requirements, variants.
     package let registry: ScopeRegistry
     let role: Role
@@ -78,10 +74,16 @@ package final class ScopeContext: Sendable {
         self.role = .root(root)
     }
 
-    /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one.
+    /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one. (A root
+    /// parent's case binds nothing, so its `RootContext` is not retained, as via ``tenant``.)
     package init(childOf parent: ScopeContext) {
         self.registry = parent.registry
-        self.role = .scope(root: parent.root, tenant: parent.tenant)
+        self.role =
+            switch parent.role {
+            case .root: .scope(root: parent, tenant: nil)
+            case .tenant(let tenant): .scope(root: tenant.root, tenant: parent)
+            case .scope(let root, let tenant): .scope(root: root, tenant: tenant)
+            }
     }
 
     /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes.
