@@ -25,5 +25,4 @@ extension ScopeContext {
         guard let node, !isCurrent(node.buffer) else { return try await body() }
         return try await ScopedValues.taskLocalNode.withValue(node, operation: body)
     }
-
 }

@@ -74,8 +74,8 @@ package final class ScopeContext: Sendable {
         self.role = .root(root)
     }
 
-    /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one. (A root
-    /// parent's case binds nothing, so its `RootContext` is not retained, as via ``tenant``.)
+    /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one. (Matched
+    /// here, not read through ``tenant``: a root parent's case binds nothing, so no retain.)
     package init(childOf parent: ScopeContext) {
         self.registry = parent.registry
         self.role =
