@@ -92,6 +92,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.9.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.0"),
+        // The example's OTLP export. Over HTTP only: its gRPC exporter would add
+        // grpc-swift-protobuf to every build of the example for a second way to send the same data.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/vapor/vapor.git", from: "4.122.0"),
@@ -271,6 +274,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel"),
             ]
         ),
         // `swift run ExampleServer`: the catalog application's entry point, and nothing else, so
@@ -483,6 +487,7 @@ let package = Package(
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "OTel", package: "swift-otel"),
             ]
         ),
         .testTarget(

@@ -134,13 +134,15 @@ package enum CatalogServer {
         let table = RouteTable()
         let ignoredOverride = Mutex(false)
         router.add(middleware: RequestIDMiddleware())
+        // The ID the span records, when spans leave the process.
+        if configuration.otlp != nil { router.add(middleware: RequestIDHeaderMiddleware()) }
         // Inside the request-ID middleware, which turns errors into responses, and outside the
         // API error middleware: a failed request reaches them as an `APIError`, which carries
         // its status, so a 404 is counted and traced as a 404 and its error is recorded.
         if configuration.metricsEnabled { router.add(middleware: MetricsMiddleware()) }
-        // The tenant's ID, when there is one, goes into the span, and into the request's log
-        // line through the logger's metadata.
-        router.add(middleware: TracingMiddleware(recordingHeaders: [TenantHeader.name]))
+        // The request's ID and the tenant's, when there is one, go into the span; the tenant's
+        // also into the request's log line through the logger's metadata.
+        router.add(middleware: TracingMiddleware(recordingHeaders: [.requestID, TenantHeader.name]))
         if configuration.tenants != nil { router.add(middleware: TenantHeader.Middleware()) }
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
@@ -330,6 +332,11 @@ package enum CatalogServer {
         environment: [String: String] = [:],
         logger: Logger
     ) async throws {
+        // Before the first root, which reports to the backends bootstrapped when it is made.
+        let exporters =
+            try configuration.otlp.map {
+                try OTLPExport.bootstrap($0, metrics: configuration.metricsEnabled, logger: logger)
+            } ?? []
         let root = ReloadableScopeRoot(try makeRoot(configuration, logger: logger))
         let reloads = ReloadLedger()
         var application = makeApplication(root: root, configuration: configuration, reloads: reloads, logger: logger)
@@ -363,7 +370,8 @@ package enum CatalogServer {
             )
         )
         var group = ServiceGroupConfiguration(
-            services: [application],
+            // The exporters stop after the application: what its last requests recorded is sent.
+            services: exporters + [application],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

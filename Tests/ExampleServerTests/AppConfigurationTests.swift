@@ -84,6 +84,14 @@ struct AppConfigurationTests {
         ),
         (["DATABASE_LEASE_TIMEOUT": "soon"], "database.leaseTimeout", "environment variable DATABASE_LEASE_TIMEOUT"),
         (["SHUTDOWN_CLOSE_TIMEOUT": "0"], "shutdown.closeTimeout", "environment variable SHUTDOWN_CLOSE_TIMEOUT"),
+        (
+            ["OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"], "otel.exporter.otlp.endpoint",
+            "environment variable OTEL_EXPORTER_OTLP_ENDPOINT"
+        ),
+        (
+            ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"],
+            "otel.exporter.otlp.protocol", "environment variable OTEL_EXPORTER_OTLP_PROTOCOL"
+        ),
     ])
     func invalidEnvironmentValueNamesTheKeyAndTheVariable(environment: [String: String], key: String, source: String)
         async throws
@@ -105,6 +113,27 @@ struct AppConfigurationTests {
         }
         #expect(error.key == "http.port")
         #expect(error.source.hasSuffix("development.json"))
+    }
+
+    @Test func theCollectorComesFromOpenTelemetrysVariablesOrTheFile() async throws {
+        let none = try await AppConfiguration.load(environment: ["CONFIG_DIR": repositoryConfigFolder])
+        #expect(none.otlp == nil)
+        let fromEnvironment = try await AppConfiguration.load(environment: [
+            "CONFIG_DIR": repositoryConfigFolder, "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json", "OTEL_SERVICE_NAME": "catalog-eu",
+        ])
+        let settings = try #require(fromEnvironment.otlp)
+        #expect(settings.url(of: "v1/traces") == "http://collector:4318/v1/traces")
+        #expect(settings.encoding == .json)
+        #expect(settings.serviceName == "catalog-eu")
+        let folder = try folder(
+            "development",
+            #"{"http": {"port": 8080}, "database": {"path": "x.sqlite"}, "otel": {"exporter": {"otlp": {"endpoint": "https://otel.example.com"}}}}"#
+        )
+        let fromFile = try #require(try await AppConfiguration.load(environment: ["CONFIG_DIR": folder.url.path]).otlp)
+        #expect(fromFile.url(of: "v1/metrics") == "https://otel.example.com/v1/metrics")
+        #expect(fromFile.encoding == .protobuf)
+        #expect(fromFile.serviceName == "movie-catalog")
     }
 
     @Test func missingRequiredValueNamesTheKeyAndTheFile() async throws {

@@ -219,7 +219,7 @@ struct LiveReloadTests {
                 "the replaced pool's connections were not closed"
             )
 
-            // Three changes that cannot be applied: each is rejected, naming the file, the key and
+            // Four changes that cannot be applied: each is rejected, naming the file, the key and
             // the reason, and generation 3 goes on serving.
             let overlay = server.overlay
             try server.write(#"{"database":{"readers":"#)
@@ -248,9 +248,16 @@ struct LiveReloadTests {
                     }
                 }
             )
+            // The exporters are the process's tracing and metrics backends, bootstrapped once.
+            try server.write(#"{"otel":{"exporter":{"otlp":{"endpoint":"http://127.0.0.1:4318"}}}}"#)
+            #expect(
+                await eventually(within: .seconds(5)) {
+                    server.messages.contains { $0.contains("otel in \(overlay): needs a restart") }
+                }
+            )
             #expect(try await server.generation() == 3)
             let reloads = try await server.statistics()["reloads"] as? [String: Int]
-            #expect(reloads == ["applied": 2, "rejected": 3])
+            #expect(reloads == ["applied": 2, "rejected": 4])
 
             // The override rule reloads too: a variant the new rule does not list is refused.
             #expect(try await server.get("/movies/1", headers: ["X-Catalog": "fixture"]).status == 200)

@@ -1,7 +1,10 @@
 import Instrumentation
+import Logging
 import Metrics
+import OTel
 import Prometheus
 import Scoped
+import ServiceLifecycle
 import ScopedSQLite
 import ScopedTestSupport
 import Testing
@@ -27,6 +30,23 @@ struct ObservingArticleTests {
         let root = ScopeRoot(instrumentation: ScopeInstrumentation(tracer: tracer, metricsFactory: metrics))
         // SNIPPET-END
         return root
+    }
+
+    /// Compiled, not run: it bootstraps the process's backends.
+    private func exportToACollector(registry: PrometheusCollectorRegistry, server: some Service) async throws {
+        let logger = Logger(label: "server")
+        // SNIPPET-BEGIN
+        var otel = OTel.Configuration.default  // the OTEL_* variables apply over it
+        otel.serviceName = "movie-catalog"
+        otel.logs.enabled = false
+        let tracing = try OTel.makeTracingBackend(configuration: otel)
+        let metrics = try OTel.makeMetricsBackend(configuration: otel)
+        InstrumentationSystem.bootstrap(tracing.factory)
+        let prometheus = PrometheusMetricsFactory(registry: registry)
+        MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [prometheus, metrics.factory]))
+        // Started first, stopped last: what the last requests recorded is sent.
+        try await ServiceGroup(services: [tracing.service, metrics.service, server], logger: logger).run()
+        // SNIPPET-END
     }
 
     @Test func aRootReportsToTheRegistryItWasGiven() async throws {

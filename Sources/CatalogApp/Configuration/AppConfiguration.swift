@@ -71,6 +71,9 @@ package struct AppConfiguration: Sendable {
     /// Whether metrics are collected (Hummingbird's `MetricsMiddleware` and the root's, into
     /// the Prometheus registry `GET /metrics` renders); on unless `metrics.enabled` is false.
     var metricsEnabled: Bool
+    /// The `otel` section: where spans and metrics are sent over OTLP, when
+    /// `otel.exporter.otlp.endpoint` (`OTEL_EXPORTER_OTLP_ENDPOINT`) is set.
+    var otlp: OTLPSettings?
     /// How long a graceful shutdown waits for requests in flight.
     var shutdownTimeout: Duration
     /// How long a service's close may run before it is abandoned and logged, in a request's
@@ -154,6 +157,7 @@ package struct AppConfiguration: Sendable {
             overrideRule: nil,
             debugRoutes: try values.bool("debug.routes", default: false),
             metricsEnabled: try values.bool("metrics.enabled", default: true),
+            otlp: try OTLPSettings.read(values),
             shutdownTimeout: .seconds(try values.int("shutdown.timeout", default: 10, in: 0...3600)),
             closeTimeout: .milliseconds(
                 Int64(try values.seconds("shutdown.closeTimeout", default: 5, in: 0.01...3600) * 1000)

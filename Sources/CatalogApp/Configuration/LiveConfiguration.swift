@@ -34,7 +34,7 @@ final class ReloadLedger: Sendable {
 /// A change is rejected, with a log line naming the file, the key and the reason, and the
 /// current root keeps serving, when a file does not parse, a value is invalid, a key that only
 /// a restart can apply changed (`http.host`, `http.port`, `http.idleTimeout`, `debug.routes`,
-/// `metrics.enabled`), or the new root fails validation.
+/// `metrics.enabled`, the `otel` section), or the new root fails validation.
 final class LiveConfiguration: Service, Sendable {
     private let started: AppConfiguration
     private let environment: [String: String]
@@ -163,6 +163,8 @@ final class LiveConfiguration: Service, Sendable {
             ("http.idleTimeout", configuration.idleTimeout != started.idleTimeout),
             ("debug.routes", configuration.debugRoutes != started.debugRoutes),
             ("metrics.enabled", configuration.metricsEnabled != started.metricsEnabled),
+            // The exporters are the process's tracing and metrics backends, bootstrapped once.
+            ("otel", configuration.otlp != started.otlp),
         ]
         guard let changed = restartOnly.first(where: \.changed) else { return }
         let key = changed.key == "http.host" ? "http.host/http.port" : changed.key

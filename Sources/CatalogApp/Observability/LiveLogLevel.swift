@@ -2,7 +2,8 @@ package import Logging
 import Synchronization
 
 /// The process's log level, which a configuration reload changes: every logger made by the
-/// handler ``LiveLogLevel/handler(label:)`` bootstraps reads it at each line.
+/// handler ``LiveLogLevel/handler(label:)`` bootstraps reads it at each line, unless a level
+/// was set on that logger itself.
 package final class LiveLogLevel: Sendable {
     /// The level of the process.
     package static let shared = LiveLogLevel()
@@ -26,10 +27,16 @@ package final class LiveLogLevel: Sendable {
 
     private struct Handler: LogHandler {
         var base: StreamLogHandler
+        /// A level set on this logger, as swift-log allows each logger its own.
+        ///
+        /// It changes this logger (and copies made of it later), never the process's level: a
+        /// library that sets its own logger's level (swift-otel does, for its diagnostics) must
+        /// not turn every other logger up or down.
+        var ownLevel: Logger.Level?
 
         var logLevel: Logger.Level {
-            get { LiveLogLevel.shared.level }
-            set { LiveLogLevel.shared.level = newValue }
+            get { ownLevel ?? LiveLogLevel.shared.level }
+            set { ownLevel = newValue }
         }
 
         var metadata: Logger.Metadata {

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import Synchronization
 
 /// The process's swift-metrics backend: a Prometheus registry, bootstrapped once, that
 /// `GET /metrics` renders in the Prometheus text format.
@@ -18,12 +19,18 @@ enum PrometheusBackend {
         registry.emitToBuffer()
     }
 
-    /// Bootstraps swift-metrics with the Prometheus registry, once per process.
-    static func bootstrap() {
-        _ = bootstrapped
-    }
-
-    private static let bootstrapped: Void = {
+    /// Bootstraps swift-metrics with the Prometheus registry, and with `exporter` beside it when
+    /// given, so that every metric goes to both; once per process, and a later call changes
+    /// nothing.
+    ///
+    /// The server passes its OTLP exporter's factory (``OTLPExport``) before it builds its first
+    /// root, so its first call is the one that counts.
+    static func bootstrap(alongside exporter: (any MetricsFactory)? = nil) {
+        let first = isBootstrapped.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
         var factory = PrometheusMetricsFactory(registry: registry)
         // Hummingbird names its metrics and their labels OpenTelemetry-style
         // (`http.server.request.duration`); Prometheus names allow no dots.
@@ -35,8 +42,10 @@ enum PrometheusBackend {
             .microseconds(100), .microseconds(500), .milliseconds(1), .milliseconds(5), .milliseconds(25),
             .milliseconds(100), .milliseconds(500), .seconds(1), .seconds(5),
         ]
-        MetricsSystem.bootstrap(factory)
-    }()
+        MetricsSystem.bootstrap(exporter.map { MultiplexMetricsHandler(factories: [factory, $0]) } ?? factory)
+    }
+
+    private static let isBootstrapped = Mutex(false)
 
     /// `name` with every character Prometheus does not allow in a name replaced by `_`.
     static func prometheusName(_ name: String) -> String {
