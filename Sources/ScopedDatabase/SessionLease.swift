@@ -7,7 +7,7 @@ import Synchronization
 /// A session runs one statement at a time, even when concurrent child tasks of its scope use
 /// it: the turn is a pool of one.
 ///
-/// A session runs every statement inside ``withTurn(_:)``, reads its lease with ``current()``
+/// A session runs every statement between ``takeTurn()`` and ``endTurn(_:)``, reads its lease with ``current()``
 /// and stores the one it made with ``store(_:)``. ``finish()`` refuses every later statement,
 /// waits for the one in flight, and hands back the lease for the session to commit or roll back
 /// on; from then on ``current()`` throws `ScopedError.scopeEnded`, and a lease made by a
@@ -34,19 +34,33 @@ package final class SessionLease<Lease: Sendable>: Sendable {
         self.turn = AsyncPool([0]) { ScopedError.scopeEnded(entry: entry) }
     }
 
-    /// Runs `body` when no other statement of the session runs.
+    /// A statement's turn: no other statement of the session runs until it is given back.
+    package struct Turn: Sendable {
+        fileprivate let permit: Int
+    }
+
+    /// Waits until no other statement of the session runs, and takes the turn; give it back
+    /// with ``endTurn(_:)`` once the statement has run, on every path (`defer`).
+    ///
+    /// A session takes and ends its turn itself, rather than passing its statement in a
+    /// closure, so that a statement's path goes into this module and returns, and never comes
+    /// back out of it into the database's own.
     ///
     /// - Throws: `ScopedError.scopeEnded` once the session has finished;
     ///   ``DatabaseTimeoutError`` (a `lease`: the wait was for the session's connection, bounded
-    ///   by the lease timeout) when the turn did not come in time; what `body` throws.
-    package func withTurn<R>(_ body: () async throws -> R) async throws -> R {
+    ///   by the lease timeout) when the turn did not come in time.
+    package func takeTurn() async throws -> Turn {
         let entry = entry
         let timeout = turnTimeout
         let permit = try await turn.acquire(waitingAtMost: timeout) {
             DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
         }
-        defer { turn.release(permit) }
-        return try await body()
+        return Turn(permit: permit)
+    }
+
+    /// Gives back the turn ``takeTurn()`` took: the next statement waiting runs.
+    package func endTurn(_ taken: Turn) {
+        turn.release(taken.permit)
     }
 
     /// The lease, if one was taken.

@@ -182,23 +182,23 @@ public final class PostgresSession: Sendable {
     /// statement of the session runs; a database error or a timeout marks the transaction
     /// aborted.
     private func inTurn<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
-        try await state.withTurn {
-            let connection = try await leasedConnection()
-            // postgres-nio drops a statement written to a connection the server has closed
-            // without failing it, and its caller would wait forever: refuse it here instead.
-            guard !connection.isClosed else {
+        let turn = try await state.takeTurn()
+        defer { state.endTurn(turn) }
+        let connection = try await leasedConnection()
+        // postgres-nio drops a statement written to a connection the server has closed
+        // without failing it, and its caller would wait forever: refuse it here instead.
+        guard !connection.isClosed else {
+            state.markAborted()
+            throw PostgresDatabaseError.connectionClosed
+        }
+        do {
+            return try await body(connection)
+        } catch {
+            let classified = PostgresDatabaseError.classify(error)
+            if classified is PostgresDatabaseError || classified is DatabaseTimeoutError {
                 state.markAborted()
-                throw PostgresDatabaseError.connectionClosed
             }
-            do {
-                return try await body(connection)
-            } catch {
-                let classified = PostgresDatabaseError.classify(error)
-                if classified is PostgresDatabaseError || classified is DatabaseTimeoutError {
-                    state.markAborted()
-                }
-                throw classified
-            }
+            throw classified
         }
     }
 

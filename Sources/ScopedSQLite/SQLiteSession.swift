@@ -76,10 +76,10 @@ public final class SQLiteSession: Sendable {
                 sql: nil
             )
         }
-        return try await lease.withTurn {
-            let connection = try await connection()
-            return try await database.run(on: connection, operation: .statement, entry: lease.entry, body)
-        }
+        let turn = try await lease.takeTurn()
+        defer { lease.endTurn(turn) }
+        let connection = try await connection()
+        return try await database.run(on: connection, operation: .statement, entry: lease.entry, body)
     }
 
     /// The session's connection for a statement, leased and its transaction begun on first
