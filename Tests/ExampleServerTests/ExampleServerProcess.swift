@@ -12,7 +12,7 @@ final class ExampleServerProcess: Sendable {
     private let process: Process
     private let output = Recorder<String>()
 
-    /// Starts the server with `environment` over the test's own, its log on a pipe.
+    /// Starts the server with `environment`, its log on a pipe.
     init(environment: [String: String]) throws {
         let binary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             .deletingLastPathComponent().appending(path: "ExampleServer")
@@ -23,9 +23,11 @@ final class ExampleServerProcess: Sendable {
         process.executableURL = binary
         process.currentDirectoryURL = URL(filePath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var inherited = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("OTEL_") }
-        inherited.merge(["HTTP_PORT": "0", "LOG_LEVEL": "notice"]) { $1 }
-        process.environment = inherited.merging(environment) { $1 }
+        // Nothing of the test's own environment but the essentials: a developer's `CONFIG_FILE`
+        // or `OTEL_*` variable must not change what the test starts.
+        let inherited = ProcessInfo.processInfo.environment.filter { ["PATH", "HOME", "TMPDIR"].contains($0.key) }
+        process.environment = inherited.merging(["HTTP_PORT": "0", "LOG_LEVEL": "notice"]) { $1 }
+            .merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
