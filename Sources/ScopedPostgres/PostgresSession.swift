@@ -2,6 +2,7 @@ public import Logging
 public import PostgresNIO
 public import Scoped
 public import ScopedDatabase
+import Synchronization
 
 /// A request's unit of work on PostgreSQL: a connection leased from the application's client
 /// on first use, one transaction on it, committed when the scope ends well and rolled back
@@ -57,6 +58,17 @@ public final class PostgresSession: Sendable {
     /// The session's turn, its lease and its end; `markAborted` when a statement fails, since
     /// PostgreSQL then refuses the rest of the transaction.
     private let state: SessionLease<Lease>
+    /// Set when a deadline closed the session's connection.
+    ///
+    /// Nothing more is sent on it, even before postgres-nio reports it closed: on a loaded machine the close completes after the
+    /// statement that ran out of time was abandoned, and a rollback sent in between is dropped
+    /// and waits for a deadline of its own.
+    private let closedByDeadline = Atomic<Bool>(false)
+
+    /// Whether `connection` is closed, or closing because a deadline closed it.
+    private func isClosed(_ connection: PostgresConnection) -> Bool {
+        connection.isClosed || closedByDeadline.load(ordering: .relaxed)
+    }
 
     /// Creates a session on `client`; it leases nothing until its first statement.
     ///
@@ -187,7 +199,7 @@ public final class PostgresSession: Sendable {
         let connection = try await leasedConnection()
         // postgres-nio drops a statement written to a connection the server has closed
         // without failing it, and its caller would wait forever: refuse it here instead.
-        guard !connection.isClosed else {
+        guard !isClosed(connection) else {
             state.markAborted()
             throw PostgresDatabaseError.connectionClosed
         }
@@ -224,7 +236,8 @@ public final class PostgresSession: Sendable {
         // resumed, a deadline that passed during that wait, on a loaded machine, closed a
         // connection whose statement had finished.)
         let watchdog = DeadlineWatchdog.shared
-        let deadline = watchdog.register(after: timeout) {
+        let deadline = watchdog.register(after: timeout) { [self] in
+            closedByDeadline.store(true, ordering: .relaxed)
             // The future-returning `close()`: it closes the channel at once, failing what waits
             // on it, without waiting for the server.
             let closing: EventLoopFuture<Void> = connection.close()
@@ -260,7 +273,8 @@ public final class PostgresSession: Sendable {
             within: statementTimeout,
             operation: operation,
             entry: state.entry,
-            expire: {
+            expire: { [self] in
+                closedByDeadline.store(true, ordering: .relaxed)
                 // The future-returning `close()`: it closes the channel at once, failing what
                 // waits on it, without waiting for the server.
                 let closing: EventLoopFuture<Void> = connection.close()
@@ -407,7 +421,7 @@ public final class PostgresSession: Sendable {
         let connection = lease.connection
         // `run` follows no cancellation, so that a cancelled scope still rolls back.
         let ended: Result<Void, any Error>
-        if connection.isClosed {
+        if isClosed(connection) {
             ended = .failure(PostgresDatabaseError.connectionClosed)
         } else {
             do {
