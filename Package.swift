@@ -111,8 +111,19 @@ let package = Package(
         .macro(
             name: "ScopedMacros",
             dependencies: [
+                "ScopedMacrosImplementation",
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // `@Entry`'s expansion as a plain library: its tests depend on this, never on the macro
+        // target, or SwiftPM would build every test target a second time for the host.
+        .target(
+            name: "ScopedMacrosImplementation",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
             ]
         ),
         .target(
@@ -590,7 +601,7 @@ let package = Package(
         .testTarget(
             name: "ScopedMacrosTests",
             dependencies: [
-                "ScopedMacros",
+                "ScopedMacrosImplementation",
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
             ]
@@ -604,6 +615,7 @@ let package = Package(
 // `Macros`, swift-syntax is not even resolved.
 let traitOfTarget: [String: String] = [
     "ScopedMacros": "Macros",
+    "ScopedMacrosImplementation": "Macros",
     "ScopedMacrosTests": "Macros",
     "ScopedServiceLifecycle": "ServiceLifecycle",
     "ScopedHummingbird": "Hummingbird",

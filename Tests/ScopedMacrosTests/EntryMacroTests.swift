@@ -1,4 +1,4 @@
-import ScopedMacros
+import ScopedMacrosImplementation
 import SwiftSyntaxMacrosGenericTestSupport
 import SwiftSyntaxMacroExpansion
 import Testing
