@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What one operation of a microbenchmark costs in the runtime's calls, counted rather than
 # timed: executor switches, task-allocator allocations, retains and object allocations per
-# operation. Counts do not move with the machine's load, so they show a change that timing on
+# operation, and run-time exclusivity checks (an access to a class's stored `var`). Counts do not move with the machine's load, so they show a change that timing on
 # a noisy machine cannot.
 #
 # Each count is taken with uprobes on the Swift runtime (perf, Debian package `linux-perf`;
@@ -31,6 +31,7 @@ probes=(
     "libswift_Concurrency.so swift_task_alloc task allocations"
     "libswiftCore.so swift_retain retains"
     "libswiftCore.so swift_allocObject object allocations"
+    "libswiftCore.so swift_beginAccess exclusivity checks"
 )
 cleanup() { perf probe -q -d 'counts:*' >/dev/null 2>&1 || true; }
 cleanup

@@ -1,5 +1,11 @@
 /// The storage of a ``ScopeNode``: what the scope is, and its overlay's open-addressing table.
 ///
+/// Each operation reads or changes `table` and `count` in one access: a stored `var` of a class
+/// is checked for exclusive access at run time on every access (`swift_beginAccess`, a
+/// thread-local lookup), which cost a fifth of a `withScopedValues` with two overrides when each
+/// probe and slot read was an access of its own (BENCHMARKS.md, session 29). Inside one access,
+/// the table is an `inout` array or a local copy, checked at compile time.
+///
 /// `@unchecked Sendable`: `table`, `count` and `stamp` change only through ``ScopeNode``'s
 /// mutating methods, which check (`precondition`) that the buffer is uniquely referenced, or
 /// on a copy not yet returned, so that no task that can see it is reading; once shared it never
@@ -111,9 +117,11 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// The box stored for `identity` in this node's own table, or `nil`.
     @inlinable
     func find(_ identity: UInt) -> AnyValueBox? {
-        if count == 0 { return nil }
-        let index = Self.slotIndex(identity, in: table)
-        return table[index].identity == identity ? table[index].box : nil
+        // One access to `table`; a table allocated but holding nothing ends at its first slot.
+        let table = self.table
+        if table.isEmpty { return nil }
+        let slot = table[Self.slotIndex(identity, in: table)]
+        return slot.identity == identity ? slot.box : nil
     }
 
     /// The value of type `V` a box holds.
@@ -129,33 +137,27 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// no room for one more.
     @usableFromInline
     func set(_ box: AnyValueBox, for key: Any.Type, info: EntryInfo) {
-        if !hasRoomForOneMore { grow() }
-        insert(
-            Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info),
-            replacing: true
-        )
+        let slot = Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info)
+        Self.insert(slot, into: &table, count: &count, replacing: true)
     }
 
-    /// Puts `slot` in the table; an entry already there for its key is kept unless `replacing`.
-    private func insert(_ slot: Slot, replacing: Bool) {
-        let index = Self.slotIndex(slot.identity, in: table)
+    /// Puts `slot` in `table`, which holds `count` entries, growing it first when it has no
+    /// room for one more; an entry already there for its key is kept unless `replacing`.
+    private static func insert(_ slot: Slot, into table: inout [Slot], count: inout Int, replacing: Bool) {
+        if (count &+ 1) &* 2 > table.count {
+            // Into a table twice as large (four slots for a node's first entry).
+            let old = table
+            table = Array(repeating: .empty, count: capacity(for: count + 1))
+            count = 0
+            insert(contentsOf: old, into: &table, count: &count, replacing: true)
+        }
+        let index = slotIndex(slot.identity, in: table)
         if table[index].box == nil {
             count += 1
         } else if !replacing {
             return
         }
         table[index] = slot
-    }
-
-    /// Whether one more entry fits without passing half the capacity.
-    var hasRoomForOneMore: Bool { (count &+ 1) &* 2 <= table.count }
-
-    /// Moves the entries into a table twice as large (four slots for a node's first entry).
-    private func grow() {
-        let old = table
-        table = Array(repeating: .empty, count: Self.capacity(for: count + 1))
-        count = 0
-        insert(contentsOf: old, replacing: true)
     }
 
     /// Overlays larger than this are flattened into a new base when a child scope opens, so
@@ -230,14 +232,15 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// An entry already here is kept unless `replacing`. Values are shared, not copied: boxes
     /// never change.
     private func insertCopies(of source: ScopeNodeBuffer, replacing: Bool) {
+        let slots = source.table
         precondition((count + source.count) * 2 <= table.count, "a node's table stays at most half full")
-        insert(contentsOf: source.table, replacing: replacing)
+        Self.insert(contentsOf: slots, into: &table, count: &count, replacing: replacing)
     }
 
-    /// Puts every entry of `slots` in the table, which must have room for them.
-    private func insert(contentsOf slots: [Slot], replacing: Bool) {
+    /// Puts every entry of `slots` in `table`, which must have room for them.
+    private static func insert(contentsOf slots: [Slot], into table: inout [Slot], count: inout Int, replacing: Bool) {
         for slot in slots where slot.box != nil {
-            insert(slot, replacing: replacing)
+            insert(slot, into: &table, count: &count, replacing: replacing)
         }
     }
 }
