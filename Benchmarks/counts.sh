@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What one operation of a microbenchmark costs in the runtime's calls, counted rather than
-# timed: executor switches, task-allocator allocations, retains and object allocations per
-# operation, and run-time exclusivity checks (an access to a class's stored `var`). Counts do not move with the machine's load, so they show a change that timing on
-# a noisy machine cannot.
+# timed: executor switches, task-allocator allocations, retains, object allocations and
+# run-time exclusivity checks (an access to a class's stored `var`) per operation. Counts do not
+# move with the machine's load, so they show a change that timing on a noisy machine cannot.
 #
 # Each count is taken with uprobes on the Swift runtime (perf, Debian package `linux-perf`;
 # run as root) around a run of N operations and around a run of none, and the difference is
