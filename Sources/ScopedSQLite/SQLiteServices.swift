@@ -148,16 +148,13 @@ public enum SQLiteSessionKey: ScopedServiceKey {
         try await session.finish(outcome)
     }
 
-    /// `false`, for now: the close runs under the root's close timeout in a task of its own.
+    /// `true`: the close runs inline in the closing task, with no task or timer of its own.
     ///
     /// Finishing waits only for the statement in flight and the commit or rollback, each ended
-    /// by the statement timeout, so it could close inline, as the PostgreSQL session does.
-    /// Inline, read requests end with fewer suspensions and take more of the cooperative
-    /// threads, and each write, which holds the one writer across its waits for a thread,
-    /// slowed about fourfold under the reliability suite's `reload` load (32 readers beside 32
-    /// writers): 20–25 of about 240 writes ran past their lease timeout, where the
-    /// task-per-close code answers every one of about 1,300. So the session keeps the task.
-    public static var closeBoundsItself: Bool { false }
+    /// by ``SQLiteConfiguration/statementTimeout``, so the root's close timeout has nothing to
+    /// add. A reader's close gives way once to the tasks waiting for a thread while a write is in
+    /// flight, so that the write, which holds the one writer, is not kept waiting by reads.
+    public static var closeBoundsItself: Bool { true }
 }
 
 /// The key of ``Scoped/ScopedValues/sqliteConfiguration``, written by hand so that this module

@@ -19,7 +19,7 @@ final class SQLiteWriterThread: TaskExecutor, @unchecked Sendable {
     private var state = State()
 
     private struct State {
-        var jobs: [UnownedJob] = []
+        var jobs: [Work] = []
         var head = 0
         var isStopping = false
         var hasExited = false
@@ -45,20 +45,42 @@ final class SQLiteWriterThread: TaskExecutor, @unchecked Sendable {
         thread.start()
     }
 
+    /// What the thread runs: a task's job, or a call that no task waits on the thread for.
+    private enum Work: Sendable {
+        case job(UnownedJob)
+        case call(@Sendable () -> Void)
+    }
+
     /// Queues `job` for the thread.
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        queue(.job(UnownedJob(job)))
+    }
+
+    /// Queues `call` for the thread: work whose caller may stop waiting for it before it ends (a
+    /// commit that the disk holds past its deadline), so that no task's job is left on it.
+    func submit(_ call: @escaping @Sendable () -> Void) {
+        queue(.call(call))
+    }
+
+    private func queue(_ work: Work) {
         condition.lock()
         guard !state.hasExited else {
             condition.unlock()
-            // Nothing runs here once the database has closed; should a job come all the same, it
+            // Nothing runs here once the database has closed; should work come all the same, it
             // runs on a thread of its own rather than waiting for ever.
-            Thread { job.runSynchronously(on: self.asUnownedTaskExecutor()) }.start()
+            Thread { self.perform(work) }.start()
             return
         }
-        state.jobs.append(job)
+        state.jobs.append(work)
         condition.signal()
         condition.unlock()
+    }
+
+    private func perform(_ work: Work) {
+        switch work {
+        case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+        case .call(let call): call()
+        }
     }
 
     /// Lets the thread exit once every job queued so far has run.
@@ -79,7 +101,7 @@ final class SQLiteWriterThread: TaskExecutor, @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let job = state.jobs[state.head]
+            let work = state.jobs[state.head]
             state.head += 1
             if state.head == state.jobs.count {
                 state.jobs.removeAll(keepingCapacity: true)
@@ -90,7 +112,7 @@ final class SQLiteWriterThread: TaskExecutor, @unchecked Sendable {
                 state.head = 0
             }
             condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
+            perform(work)
         }
     }
 }

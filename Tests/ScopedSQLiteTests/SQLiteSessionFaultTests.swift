@@ -143,6 +143,50 @@ struct SQLiteSessionFaultTests {
         await database.close()
     }
 
+    @Test(.enabled(if: FreezableDisk.isAvailable, "\(FreezableDisk.unavailableReason ?? "")"))
+    func aCommitOnAFrozenDiskEndsAtItsDeadlineAndTheWriterComesBackWithTheDisk() async throws {
+        let disk = try FreezableDisk()
+        let database = try await SQLiteDatabase.open(
+            SQLiteConfiguration(
+                path: disk.path("catalog.sqlite"),
+                readers: 1,
+                migrations: movieSchema,
+                statementTimeout: .milliseconds(500)
+            )
+        )
+        let session = SQLiteSession(database: database, mode: .readWrite)
+        try await session.execute("INSERT INTO movies (title, year) VALUES (\("Up"), \(2009))")
+        try disk.freeze()
+        // Thawed after 15 s whatever happens, so that a commit that waits for the disk ends too.
+        let thaw = Task {
+            try await Task.sleep(for: .seconds(15))
+            try disk.thaw()
+        }
+        let started = ContinuousClock.now
+        // The commit's write blocks in the kernel, where no interrupt reaches it: the session
+        // stops waiting at the deadline, and the scope closing it ends.
+        let error = await #expect(throws: DatabaseTimeoutError.self) { try await session.finish(.success) }
+        let waited = ContinuousClock.now - started
+        #expect(error?.operation == .finish)
+        #expect(waited < .seconds(5), "the commit's deadline is 500 ms; it returned after \(waited)")
+        // The writer stays with the commit that waits for the disk: no other session gets it.
+        #expect(database.statistics().leased == 1)
+        thaw.cancel()
+        try disk.thaw()
+        #expect(await eventually { database.statistics().leased == 0 })
+        // Back with the disk: the next write commits. Whether "Up" was committed is not known to
+        // its session, which was told its commit ran out of time.
+        let next = SQLiteSession(database: database, mode: .readWrite)
+        try await next.execute("INSERT INTO movies (title, year) VALUES (\("Alien"), \(1979))")
+        try await next.finish(.success)
+        let stored = try await database.read {
+            try $0.scalar("SELECT count(*) FROM movies WHERE title = 'Alien'", as: Int.self)
+        }
+        #expect(stored == 1)
+        #expect(database.statistics().leased == 0)
+        await database.close()
+    }
+
     @Test func aFullDiskIsItsOwnErrorAndNothingAcknowledgedIsLost() async throws {
         let folder = try TemporaryFolder()
         let database = try await openDatabase(folder)
