@@ -106,8 +106,7 @@ public struct ScopedValues: Sendable {
         lifetime: ScopedLifetime? = nil
     ) {
         if !node.isUnique() { node = node.copy() }
-        let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: node.stampedVariant)
-        node.set(value, for: key, info: info)
+        node.set(value, for: key, kind: kind, lifetime: lifetime)
     }
 
     /// Stores `object` under its type, for reading with `@Scoped(T.self)`.

@@ -94,12 +94,13 @@ package struct ScopeNode: Sendable {
     @inlinable
     package mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
 
-    /// Stores `value` for `key`, with what diagnostics know of it.
+    /// Stores `value` for `key` as an entry of `kind` (with `lifetime`, for a service provided
+    /// from outside), stamped with the origin and variant this node stamps.
     ///
     /// - Precondition: the buffer is uniquely referenced.
     @inlinable
-    package mutating func set<V: Sendable>(_ value: V, for key: Any.Type, info: EntryInfo) {
+    package mutating func set<V: Sendable>(_ value: V, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
         precondition(isUnique(), "a scope's node changed after it was shared")
-        buffer.set(ValueBox(value), for: key, info: info)
+        buffer.set(ValueBox(value), for: key, kind: kind, lifetime: lifetime)
     }
 }

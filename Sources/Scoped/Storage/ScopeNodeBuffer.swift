@@ -1,56 +1,33 @@
 /// The storage of a ``ScopeNode``: what the scope is, and its overlay's open-addressing table.
 ///
-/// Each operation reads or changes `table` and `count` in one access: a stored `var` of a class
-/// is checked for exclusive access at run time on every access (`swift_beginAccess`, a
-/// thread-local lookup), which cost a fifth of a `withScopedValues` with two overrides when each
-/// probe and slot read was an access of its own (BENCHMARKS.md, session 29). Inside one access,
-/// the table is an `inout` array or a local copy, checked at compile time.
+/// Its one stored `var`, ``overlay``, holds the table, its count and the stamp, and each
+/// operation reads or changes it in one access: a stored `var` of a class is checked for
+/// exclusive access at run time on every access (`swift_beginAccess`, a thread-local lookup),
+/// which cost a fifth of a `withScopedValues` with two overrides when each probe and slot read
+/// was an access of its own (BENCHMARKS.md, sessions 29 and 30). Inside one access, the overlay
+/// is an `inout` value or a local copy, checked at compile time.
 ///
-/// `@unchecked Sendable`: `table`, `count` and `stamp` change only through ``ScopeNode``'s
+/// `@unchecked Sendable`: `overlay` changes only through ``ScopeNode``'s
 /// mutating methods, which check (`precondition`) that the buffer is uniquely referenced, or
 /// on a copy not yet returned, so that no task that can see it is reading; once shared it never
 /// changes, and neither does its base.
 @usableFromInline
 package final class ScopeNodeBuffer: @unchecked Sendable {
-    /// One entry of the table; a `nil` box marks an empty slot.
-    @usableFromInline
-    package struct Slot: Sendable {
-        /// The key's identity as a number, for hashing and comparing.
-        @usableFromInline var identity: UInt
-        /// The value.
-        @usableFromInline var box: AnyValueBox?
-        /// The key type (or, for objects, the object's type), for diagnostics.
-        @usableFromInline var keyType: Any.Type
-        /// What diagnostics know of the entry.
-        @usableFromInline var info: EntryInfo
-
-        @usableFromInline
-        static var empty: Slot { Slot(identity: 0, box: nil, keyType: Never.self, info: .none) }
-    }
-
     @usableFromInline let depth: Int
     @usableFromInline let scope: ScopeContext?
     @usableFromInline let observer: DefaultReadObserver?
     /// The node whose entries this one sees through; `nil` for a base.
     @usableFromInline let base: ScopeNodeBuffer?
-    /// The overlay's slots: a power of two of them, or none until the node's first entry.
-    @usableFromInline var table: [Slot]
-    /// How many slots hold an entry.
-    @usableFromInline var count = 0
-    /// What values set into this node are stamped with while a variant is applied; `nil`
-    /// otherwise, so that a node pays one word for it.
-    @usableFromInline var stamp: Stamp?
+    /// The entries this node sets, and what it stamps them with.
+    @usableFromInline var overlay: Overlay
 
-    /// See ``ScopeNode/stampedOrigin`` and ``ScopeNode/stampedVariant``.
-    @usableFromInline
-    final class Stamp: Sendable {
-        @usableFromInline let origin: EntryOrigin?
-        @usableFromInline let variant: UInt32
+    /// How many slots of the overlay hold an entry.
+    @usableFromInline var count: Int { overlay.count }
 
-        init(origin: EntryOrigin?, variant: UInt32) {
-            self.origin = origin
-            self.variant = variant
-        }
+    /// See ``Overlay/stamp``.
+    @usableFromInline var stamp: Stamp? {
+        get { overlay.stamp }
+        set { overlay.stamp = newValue }
     }
 
     private init(
@@ -66,7 +43,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         self.scope = scope
         self.observer = observer
         self.base = base
-        self.table = Array(repeating: .empty, count: capacity)
+        self.overlay = Overlay(table: Array(repeating: .empty, count: capacity))
     }
 
     package static func make(
@@ -117,8 +94,8 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// The box stored for `identity` in this node's own table, or `nil`.
     @inlinable
     func find(_ identity: UInt) -> AnyValueBox? {
-        // One access to `table`; a table allocated but holding nothing ends at its first slot.
-        let table = self.table
+        // One access to `overlay`; a table allocated but holding nothing ends at its first slot.
+        let table = overlay.table
         if table.isEmpty { return nil }
         let slot = table[Self.slotIndex(identity, in: table)]
         return slot.identity == identity ? slot.box : nil
@@ -134,30 +111,44 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     }
 
     /// Stores `box` for `key`, replacing what was there, growing the table first when it has
-    /// no room for one more.
+    /// no room for one more; stamped with `kind`, `lifetime`, and the origin and variant the
+    /// node stamps (the override at its depth, when it stamps none).
     @usableFromInline
-    func set(_ box: AnyValueBox, for key: Any.Type, info: EntryInfo) {
-        let slot = Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info)
-        Self.insert(slot, into: &table, count: &count, replacing: true)
+    func set(_ box: AnyValueBox, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
+        Self.set(box, for: key, kind: kind, lifetime: lifetime, depth: depth, in: &overlay)
     }
 
-    /// Puts `slot` in `table`, which holds `count` entries, growing it first when it has no
-    /// room for one more; an entry already there for its key is kept unless `replacing`.
-    private static func insert(_ slot: Slot, into table: inout [Slot], count: inout Int, replacing: Bool) {
-        if (count &+ 1) &* 2 > table.count {
+    private static func set(
+        _ box: AnyValueBox,
+        for key: Any.Type,
+        kind: EntryKind,
+        lifetime: ScopedLifetime?,
+        depth: Int,
+        in overlay: inout Overlay
+    ) {
+        let origin = overlay.stamp?.origin ?? (depth == 0 ? .root : .override(depth: depth))
+        let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: overlay.stamp?.variant ?? 0)
+        let slot = Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info)
+        insert(slot, into: &overlay, replacing: true)
+    }
+
+    /// Puts `slot` in `overlay`'s table, growing it first when it has no room for one more; an
+    /// entry already there for its key is kept unless `replacing`.
+    private static func insert(_ slot: Slot, into overlay: inout Overlay, replacing: Bool) {
+        if (overlay.count &+ 1) &* 2 > overlay.table.count {
             // Into a table twice as large (four slots for a node's first entry).
-            let old = table
-            table = Array(repeating: .empty, count: capacity(for: count + 1))
-            count = 0
-            insert(contentsOf: old, into: &table, count: &count, replacing: true)
+            let old = overlay.table
+            overlay.table = Array(repeating: .empty, count: capacity(for: overlay.count + 1))
+            overlay.count = 0
+            insert(contentsOf: old, into: &overlay, replacing: true)
         }
-        let index = slotIndex(slot.identity, in: table)
-        if table[index].box == nil {
-            count += 1
+        let index = slotIndex(slot.identity, in: overlay.table)
+        if overlay.table[index].box == nil {
+            overlay.count += 1
         } else if !replacing {
             return
         }
-        table[index] = slot
+        overlay.table[index] = slot
     }
 
     /// Overlays larger than this are flattened into a new base when a child scope opens, so
@@ -232,15 +223,22 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// An entry already here is kept unless `replacing`. Values are shared, not copied: boxes
     /// never change.
     private func insertCopies(of source: ScopeNodeBuffer, replacing: Bool) {
-        let slots = source.table
-        precondition((count + source.count) * 2 <= table.count, "a node's table stays at most half full")
-        Self.insert(contentsOf: slots, into: &table, count: &count, replacing: replacing)
+        let source = source.overlay
+        Self.insert(contentsOf: source.table, into: &overlay, replacing: replacing, adding: source.count)
     }
 
-    /// Puts every entry of `slots` in `table`, which must have room for them.
-    private static func insert(contentsOf slots: [Slot], into table: inout [Slot], count: inout Int, replacing: Bool) {
+    /// Puts every entry of `slots` in `overlay`'s table, which must have room for `adding` more.
+    private static func insert(
+        contentsOf slots: [Slot],
+        into overlay: inout Overlay,
+        replacing: Bool,
+        adding: Int? = nil
+    ) {
+        if let adding {
+            precondition((overlay.count + adding) * 2 <= overlay.table.count, "a node's table stays at most half full")
+        }
         for slot in slots where slot.box != nil {
-            insert(slot, into: &table, count: &count, replacing: replacing)
+            insert(slot, into: &overlay, replacing: replacing)
         }
     }
 }
