@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # What one request costs ExampleServer and HandWiredCatalog in the Swift runtime's calls,
-# counted rather than timed (`GET /movies/1` under wrk): executor switches, jobs enqueued,
-# task-allocator allocations, retains, object allocations and mallocs per request. Counts do not move with
-# the machine's load, so they compare the two servers where req/s on this machine cannot.
+# counted rather than timed (`GET /movies/1`, then `POST /movies`, under wrk): executor switches,
+# jobs enqueued, task-allocator allocations, retains, object allocations and mallocs per request.
+# Counts do not move with the machine's load, so they compare the two servers where req/s on this
+# machine cannot.
 #
 # Uprobes (perf, Debian package `linux-perf`; run as root) count the calls in each server's
 # process during a wrk run; wrk's request count divides them. The probes slow the servers
 # down, so the req/s of this run mean nothing. Usage: bash Benchmarks/server-counts.sh
 #   SKIP_BUILD=1 (use the current builds)  BIN=DIR (the two servers' folder, by default
-#   .build/release: binaries kept aside count an earlier commit)
+#   .build/release: binaries kept aside count an earlier commit)  ROUTES="get post" (either)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
@@ -51,23 +52,37 @@ DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18142 "$bin/HandWiredCatalog
 pids+=($!)
 wait_for http://127.0.0.1:18142/movies/1
 
-# count PID PORT: the calls per request during 4 s of wrk, after 2 s of warm-up.
+printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
+    "'{\"title\":\"Load\",\"year\":2001}'" >"$workdir/post.lua"
+
+# count PID PORT PATH [wrk options]: each probe's calls per request during 4 s of wrk, after
+# 2 s of warm-up.
 count() {
-    wrk -t2 -c16 -d2s "http://127.0.0.1:$2/movies/1" >/dev/null
-    perf stat -x, "${events[@]}" -p "$1" -o "$workdir/stat" -- sleep 5 &
+    local pid=$1 port=$2 path=$3
+    shift 3
+    wrk -t2 -c16 -d2s "$@" "http://127.0.0.1:$port$path" >/dev/null
+    perf stat -x, "${events[@]}" -p "$pid" -o "$workdir/stat" -- sleep 5 &
     local stat=$!
     sleep 0.2
     local requests
-    requests=$(wrk -t2 -c16 -d4s "http://127.0.0.1:$2/movies/1" | awk '/requests in/ {print $1}')
+    requests=$(wrk -t2 -c16 -d4s "$@" "http://127.0.0.1:$port$path" | awk '/requests in/ {print $1}')
     wait "$stat"
     grep -v '^#' "$workdir/stat" | awk -F, -v requests="$requests" 'NF > 2 {print $1 / requests}'
 }
-mapfile -t example < <(count "${pids[0]}" 18141)
-mapfile -t handwired < <(count "${pids[1]}" 18142)
 
-echo "| per request (GET /movies/1) | HandWiredCatalog | ExampleServer |"
-echo "|---|---:|---:|"
 labels=("executor switches" "jobs enqueued (switches that suspend)" "task allocations" "retains" "object allocations" "mallocs")
-for index in "${!labels[@]}"; do
-    printf '| %s | %.1f | %.1f |\n' "${labels[$index]}" "${handwired[$index]}" "${example[$index]}"
+for route in ${ROUTES:-get post}; do
+    case "$route" in
+        get) path=/movies/1 options=() title="GET /movies/1" ;;
+        post) path=/movies options=(-s "$workdir/post.lua") title="POST /movies" ;;
+        *) echo "unknown route $route: get or post"; exit 1 ;;
+    esac
+    mapfile -t example < <(count "${pids[0]}" 18141 "$path" "${options[@]}")
+    mapfile -t handwired < <(count "${pids[1]}" 18142 "$path" "${options[@]}")
+    echo "| per request ($title) | HandWiredCatalog | ExampleServer |"
+    echo "|---|---:|---:|"
+    for index in "${!labels[@]}"; do
+        printf '| %s | %.1f | %.1f |\n' "${labels[$index]}" "${handwired[$index]}" "${example[$index]}"
+    done
+    echo
 done
