@@ -33,6 +33,7 @@ enum ReliabilitySuite {
         ("pg-restart", { try PostgresRestartScenario.run($0) }),
         ("pg-freeze", { try PostgresFreezeScenario.run($0) }),
         ("disk-full", { try DiskFullScenario.run($0) }),
+        ("disk-freeze", { try DiskFreezeScenario.run($0) }),
         ("close-hang", { try CloseHangScenario.run($0) }),
         ("health-under-fsync", { try HealthUnderFsyncScenario.run($0) }),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Checks that end the fault scenarios: the server holds nothing once the load has stopped,
 /// and SIGTERM still ends it cleanly and in time.
@@ -62,5 +63,42 @@ extension ScenarioResult {
             target: "0",
             unexpected.isEmpty
         )
+    }
+
+    /// Checks, once the server has stopped, that every write `load` acknowledged is in the
+    /// SQLite file at `path`, and that the file passes `integrity_check`.
+    mutating func checkAcknowledgedWrites(of load: WriteLoad, inSQLiteFile path: String) throws {
+        let raw = try RawDatabase(path)
+        let missing = load.missing(from: try raw.movieTitles())
+        let acknowledged = load.acknowledged.withLock { $0.count }
+        check("acknowledged writes missing \(missing) of \(acknowledged.grouped)", target: "0", missing == 0)
+        let integrity = try raw.integrityCheck()
+        check("integrity_check \(integrity)", target: "ok", integrity == "ok")
+    }
+
+    /// Checks that `GET /movies/1` (a committed row) and `GET /health` each answered 200 in every
+    /// round `rounds` ran, within `bound` seconds, while `situation`.
+    mutating func checkReadsAnswer(port: Int, while situation: String, within bound: Double, rounds: () -> Bool) {
+        var reads = 0
+        var failures: [String] = []
+        var slowest = 0.0
+        while rounds() {
+            for path in ["/movies/1", "/health"] {
+                let sent = ContinuousClock.now
+                do {
+                    let response = try HTTPConnection(port: port, timeout: 10).perform(HTTPRequest("GET", path))
+                    if response.status == 200 { reads += 1 } else { failures.append("\(path) \(response.status)") }
+                } catch {
+                    failures.append("\(path): \(error)")
+                }
+                slowest = max(slowest, (ContinuousClock.now - sent).inSeconds)
+            }
+        }
+        check(
+            "\(situation): \(reads)/\(reads + failures.count) reads of a committed row and /health answered 200, slowest \(String(format: "%.2f", slowest)) s",
+            target: "all, each within \(bound) s",
+            failures.isEmpty && reads > 0 && slowest <= bound
+        )
+        if let failure = failures.first { report("first failed read: \(failure)") }
     }
 }
