@@ -5,9 +5,11 @@ import Synchronization
 /// for the disk's `fsync`, and no write waiting for the write lock, holds a thread of Swift's
 /// cooperative pool.
 ///
-/// A task executor: a session runs each write with this executor preferred, and returns to the
-/// cooperative pool after it. Requests that do not touch the database (a health check, a metrics
-/// scrape) keep every cooperative thread while writers wait for the disk.
+/// A task executor: a session runs each write statement with this executor preferred, and
+/// returns to the cooperative pool after it. A commit runs as a plain call (``submit(_:)``), which
+/// its session stops waiting for at the commit's deadline even when the disk holds it. Requests
+/// that do not touch the database (a health check, a metrics scrape) keep every cooperative
+/// thread while writers wait for the disk.
 ///
 /// Each database owns one, started when it opens and stopped when it closes (or is freed): no
 /// thread outlives its database, and one database's slow write never waits for a thread another
