@@ -127,12 +127,12 @@ final class Instruments: Sendable {
         _ key: K.Type,
         _ build: () async throws -> Value
     ) async throws -> Value {
-        let start = metricsFactory == nil ? nil : ContinuousClock.now
+        // Nanoseconds, not a `ContinuousClock.Instant`: see `NanosecondClock`.
+        let start = metricsFactory == nil ? nil : NanosecondClock.nanoseconds()
         let value = try await inSpan("scoped.build", key, outcome: nil, build)
         if let start, let metrics = metrics(for: key) {
             metrics.builds.increment()
-            let (seconds, attoseconds) = (ContinuousClock.now - start).components
-            metrics.buildSeconds.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            metrics.buildSeconds.recordNanoseconds(NanosecondClock.nanoseconds() - start)
         }
         return value
     }

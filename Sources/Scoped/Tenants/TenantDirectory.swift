@@ -108,7 +108,7 @@ final class TenantDirectory: Sendable {
     ///
     /// - Returns: whether a tenant is still open, so sweeping goes on.
     private func sweep(idleTimeout: Duration) -> Bool {
-        let now = IdleClock.nanoseconds()
+        let now = NanosecondClock.nanoseconds()
         let timeout =
             idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
         return state.withLock { state in

@@ -12,7 +12,7 @@ final class OpenScopes: Sendable {
     /// Whether the close that reaches zero records when: a tenant's, whose idle time decides
     /// its eviction.
     private let tracksIdleTime: Bool
-    /// When the count last reached zero, in nanoseconds of ``IdleClock``; 0 while it has not.
+    /// When the count last reached zero, in nanoseconds of ``NanosecondClock``; 0 while it has not.
     private let idleSinceNanoseconds = Atomic<Int64>(0)
 
     init(tracksIdleTime: Bool = false) {
@@ -22,7 +22,7 @@ final class OpenScopes: Sendable {
     /// The number of scopes open now.
     var count: Int { open.load(ordering: .acquiring) }
 
-    /// When the count last reached zero, in nanoseconds of ``IdleClock``, for an idle-time
+    /// When the count last reached zero, in nanoseconds of ``NanosecondClock``, for an idle-time
     /// tracking count; 0 before it first did.
     var idleSince: Int64 { idleSinceNanoseconds.load(ordering: .acquiring) }
 
@@ -36,7 +36,7 @@ final class OpenScopes: Sendable {
         let remaining = open.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue
         precondition(remaining >= 0, "a scope was counted closed more often than opened")
         guard remaining == 0 else { return }
-        if tracksIdleTime { idleSinceNanoseconds.store(IdleClock.nanoseconds(), ordering: .releasing) }
+        if tracksIdleTime { idleSinceNanoseconds.store(NanosecondClock.nanoseconds(), ordering: .releasing) }
         let waiters = drainWaiters.withLock { waiters -> [CheckedContinuation<Void, Never>] in
             // A scope may have opened since: then its close wakes the waiters.
             guard count == 0 else { return [] }
@@ -61,12 +61,20 @@ final class OpenScopes: Sendable {
     }
 }
 
-/// The clock of idle times: nanoseconds since the first reading, from `ContinuousClock`, in a
-/// word that fits an atomic.
-enum IdleClock {
+/// Nanoseconds since the first reading, from `ContinuousClock`, in a word: idle times, which an
+/// atomic holds, and build times.
+///
+/// A word, not a `ContinuousClock.Instant`: the standard library's `Instant` is resilient, and
+/// an async function keeps a local of a resilient type in the task's allocator, allocated on
+/// entry whatever path it takes (four allocations on every service read, session 30).
+enum NanosecondClock {
     private static let start = ContinuousClock.now
 
     /// Nanoseconds since the first reading; at least 1, so that 0 can mean "never".
+    ///
+    /// Never inlined: inlined into an async function, its `Instant` would become that
+    /// function's local.
+    @inline(never)
     static func nanoseconds() -> Int64 {
         let elapsed = ContinuousClock.now - start
         return max(1, elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)

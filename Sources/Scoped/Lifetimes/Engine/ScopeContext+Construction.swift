@@ -81,9 +81,10 @@ extension ScopeContext {
             await predecessorClose.value
         }
         let box: AnyValueBox
-        // App services are built once per root: their build time is worth two clock reads, and
-        // what they read is recorded, for a reload to know whether they can be carried over.
-        let start = link.lifetime == .app ? ContinuousClock.now : nil
+        // App services are built once per root: their build time is worth two clock reads (in
+        // nanoseconds: see `NanosecondClock`), and what they read is recorded, for a reload to
+        // know whether they can be carried over.
+        let start = link.lifetime == .app ? NanosecondClock.nanoseconds() : nil
         let inputs = link.lifetime == .app ? ServiceInputs() : nil
         let current = inputs.map { recordingNode(into: $0) } ?? node
         do {
@@ -115,7 +116,8 @@ extension ScopeContext {
             throw error
         }
         if let start, let inputs {
-            registry.dependencies.appServiceBuilt(link, in: ContinuousClock.now - start, inputs: inputs)
+            let took = Duration.nanoseconds(NanosecondClock.nanoseconds() - start)
+            registry.dependencies.appServiceBuilt(link, in: took, inputs: inputs)
         }
         guard store(box, builtFor: link) else {
             try await closeBuiltAfterEnd(box, of: link, with: node)
