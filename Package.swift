@@ -443,6 +443,8 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // An event loop of a test's own, which the test stops.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

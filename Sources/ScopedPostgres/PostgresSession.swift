@@ -31,8 +31,10 @@ public final class PostgresSession: Sendable {
     /// The leased connection and how to give it back.
     private struct Lease: Sendable {
         let connection: PostgresConnection
-        /// Gives the connection back, waiting at most a second for its owner to take it.
-        let giveBack: @Sendable () async -> Void
+        /// Gives the connection back, waiting at most a second for its owner to take it; `closing`
+        /// says the session knows the connection is closing (a deadline closed it) even where
+        /// postgres-nio does not say so yet.
+        let giveBack: @Sendable (_ closing: Bool) async -> Void
         /// The session runs in a savepoint of a test's transaction, not in a transaction of its own.
         let isSavepoint: Bool
     }
@@ -58,16 +60,18 @@ public final class PostgresSession: Sendable {
     /// The session's turn, its lease and its end; `markAborted` when a statement fails, since
     /// PostgreSQL then refuses the rest of the transaction.
     private let state: SessionLease<Lease>
-    /// Set when a deadline closed the session's connection.
+    /// Set when the session learns that its connection is closing: a deadline closed it, or a
+    /// statement failed because the connection was lost.
     ///
-    /// Nothing more is sent on it, even before postgres-nio reports it closed: on a loaded machine the close completes after the
-    /// statement that ran out of time was abandoned, and a rollback sent in between is dropped
-    /// and waits for a deadline of its own.
-    private let closedByDeadline = Atomic<Bool>(false)
+    /// postgres-nio fails the statement in flight before its channel is inactive, so for a
+    /// moment `isClosed` says `false` of a closing connection. Nothing more is sent on it (a
+    /// rollback sent in that moment is dropped and waits for a deadline of its own), and it goes
+    /// back to the pool only once its close has completed.
+    private let knownClosing = Atomic<Bool>(false)
 
-    /// Whether `connection` is closed, or closing because a deadline closed it.
+    /// Whether `connection` is closed, or closing as far as the session knows.
     private func isClosed(_ connection: PostgresConnection) -> Bool {
-        connection.isClosed || closedByDeadline.load(ordering: .relaxed)
+        connection.isClosed || knownClosing.load(ordering: .relaxed)
     }
 
     /// Creates a session on `client`; it leases nothing until its first statement.
@@ -210,6 +214,9 @@ public final class PostgresSession: Sendable {
             if classified is PostgresDatabaseError || classified is DatabaseTimeoutError {
                 state.markAborted()
             }
+            if (classified as? PostgresDatabaseError)?.kind == .connectionLost {
+                knownClosing.store(true, ordering: .relaxed)
+            }
             throw classified
         }
     }
@@ -237,7 +244,7 @@ public final class PostgresSession: Sendable {
         // connection whose statement had finished.)
         let watchdog = DeadlineWatchdog.shared
         let deadline = watchdog.register(after: timeout) { [self] in
-            closedByDeadline.store(true, ordering: .relaxed)
+            knownClosing.store(true, ordering: .relaxed)
             // The future-returning `close()`: it closes the channel at once, failing what waits
             // on it, without waiting for the server.
             let closing: EventLoopFuture<Void> = connection.close()
@@ -274,7 +281,7 @@ public final class PostgresSession: Sendable {
             operation: operation,
             entry: state.entry,
             expire: { [self] in
-                closedByDeadline.store(true, ordering: .relaxed)
+                knownClosing.store(true, ordering: .relaxed)
                 // The future-returning `close()`: it closes the channel at once, failing what
                 // waits on it, without waiting for the server.
                 let closing: EventLoopFuture<Void> = connection.close()
@@ -297,7 +304,7 @@ public final class PostgresSession: Sendable {
             let permit = try await test.turn.acquire(waitingAtMost: timeout) {
                 DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
             }
-            lease = Lease(connection: test.connection, giveBack: { test.turn.release(permit) }, isSavepoint: true)
+            lease = Lease(connection: test.connection, giveBack: { _ in test.turn.release(permit) }, isSavepoint: true)
         }
         do {
             var statements = beginning(lease)
@@ -308,14 +315,14 @@ public final class PostgresSession: Sendable {
             }
             for statement in statements { _ = try await run(statement, .statement, on: lease.connection) }
         } catch {
-            await lease.giveBack()
+            await lease.giveBack(isClosed(lease.connection))
             throw PostgresDatabaseError.classify(error)
         }
         if !state.store(lease) {
             for statement in ending(lease, commit: false) {
                 _ = try? await run(statement, .finish, on: lease.connection)
             }
-            await lease.giveBack()
+            await lease.giveBack(isClosed(lease.connection))
             throw ScopedError.scopeEnded(entry: state.entry)
         }
         return lease.connection
@@ -389,17 +396,23 @@ public final class PostgresSession: Sendable {
             }
         // Returns the connection to the client, waiting at most a second for the client to take
         // it back: a client that does not answer cannot hold the scope.
-        let giveBack: @Sendable () async -> Void = {
-            // A connection that is closing (a deadline closed it, or the server went away) goes
-            // back once its close has completed: the client's pool learns of a close only then,
-            // and given back before, the connection would be idle to it, leased to the next
-            // session, and a closing connection never completes a statement.
-            if connection.isClosed {
-                let closed = HandOver<Void>()
-                connection.closeFuture.whenComplete { _ in closed.deliver(.success(())) }
-                _ = try? await closed.value(within: .seconds(1)) { CancellationError() }
+        let giveBack: @Sendable (Bool) async -> Void = { closing in
+            if closing || connection.isClosed {
+                // A connection that is closing (a deadline closed it, or the server went away)
+                // goes back once its close has completed, however long that takes: the client's
+                // pool learns of a close only then, and given back before, the connection would be
+                // idle to it, leased to the next session, and a closing connection never completes
+                // a statement. `isClosed` alone does not say so: postgres-nio fails the statement
+                // in flight before the channel is inactive, and an event loop that is late runs
+                // the close later still (the next scope once leased the closing connection and
+                // failed with `clientClosedConnection`). Closed here too, so that a connection
+                // whose state the session no longer knows never goes back open.
+                let close: EventLoopFuture<Void> = connection.close()
+                _ = close
+                connection.closeFuture.whenComplete { _ in release.resume() }
+            } else {
+                release.resume()
             }
-            release.resume()
             _ = try? await returned.value(within: .seconds(1)) { CancellationError() }
         }
         return Lease(connection: connection, giveBack: giveBack, isSavepoint: false)
@@ -433,7 +446,7 @@ public final class PostgresSession: Sendable {
                 ended = .failure(PostgresDatabaseError.classify(error))
             }
         }
-        await lease.giveBack()
+        await lease.giveBack(isClosed(connection))
         try ended.get()
         if outcome.isSuccess && isAborted {
             throw PostgresDatabaseError(
