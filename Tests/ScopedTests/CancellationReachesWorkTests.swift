@@ -26,7 +26,7 @@ extension ScopedValues {
 }
 
 struct CancellationReachesWorkTests {
-    @Test func cancellingTheTaskHandOffReturnsCancelsItsWork() async throws {
+    @Test func cancellingTheWorkHandOffReturnsCancelsIt() async throws {
         let root = ScopeRoot()
         let started = Signal()
         let sawCancellation = Signal()

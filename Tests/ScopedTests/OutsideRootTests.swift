@@ -26,7 +26,7 @@ struct OutsideRootTests {
         #expect(!didRun)
     }
 
-    @Test func workHandedOffOutsideEveryRootDoesNotRunAndItsTaskSaysWhy() async {
+    @Test func workHandedOffOutsideEveryRootDoesNotRunAndItsValueSaysWhy() async {
         let ran = Atomic<Bool>(false)
         let task = handOff(timeout: .seconds(1)) { ran.store(true, ordering: .relaxed) }
         await #expect(throws: ScopedError.outsideRoot(entry: nil)) { try await task.value }

@@ -1,8 +1,9 @@
 import Synchronization
 
-/// Work run in a task of its own so that its caller can stop waiting for it: work handed off
-/// past a response, a service's close bounded by a timeout, and a database statement whose
-/// driver may never answer.
+/// Work run in a task of its own so that its caller can stop waiting for it: a service's close
+/// bounded by a timeout, a bounded shutdown, and a test database's close whose driver may never
+/// answer. (Work handed off past a response runs in one task and ends at its deadline without
+/// this: see `handOff`.)
 package enum AbandonableWork {
     /// Runs `operation` in a task of its own and returns when it ends; or, once it has run for
     /// `timeout` (enforced at most ``DeadlineWatchdog/tick`` late), cancels it and throws
