@@ -59,61 +59,26 @@ public func handOff(
         }
     } catch {
         // Outside every root: nothing to run the work in, and nothing would wait for it.
-        return HandedOffWork(failed: error)
+        return HandedOffWork(.failed(error))
     }
-    // One task runs the work and closes its scope; the deadline is an entry on the watchdog.
-    // Only a deadline that passes makes a second task, to close the scope while the work,
-    // cancelled, may still run.
-    let ending = HandedOffWork.Ending()
-    let deadline = DeadlineWatchdog.shared.register(after: timeout) {
-        guard ending.expire() else { return }
-        Task {
-            try? await scope.close(.cancelled)
-            ending.finish(.failure(ScopedError.timedOut(after: timeout)))
-        }
-    }
-    ending.setWork(
-        Task {
-            let result: Result<Void, any Error>
-            do {
-                try await scope.run(operation)
-                result = .success(())
-            } catch {
-                result = .failure(error)
-            }
-            DeadlineWatchdog.shared.cancel(deadline)
-            // The deadline passed first: its task closes the scope and says so.
-            guard ending.claim() else { return }
-            switch result {
-            case .success:
-                do {
-                    try await scope.close(.success)
-                    ending.finish(.success(()))
-                } catch {
-                    ending.finish(.failure(error))
-                }
-            case .failure(let error):
-                try? await scope.close(ScopeOutcome(endingWith: error))
-                ending.finish(.failure(error))
-            }
-        }
-    )
-    return HandedOffWork(ending: ending)
+    let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation)
+    run.start()
+    return HandedOffWork(.running(run))
 }
 
 /// Work handed off with ``handOff(timeout:fileID:line:operation:)``: await its ``value`` to
 /// learn how it ended, or ``cancel()`` it.
 public struct HandedOffWork: Sendable {
-    private let ending: Ending
-
-    fileprivate init(ending: Ending) {
-        self.ending = ending
+    fileprivate enum State: Sendable {
+        case running(Run)
+        /// Handed off outside every root: it never ran.
+        case failed(any Error)
     }
 
-    fileprivate init(failed error: any Error) {
-        ending = Ending()
-        _ = ending.claim()
-        ending.finish(.failure(error))
+    private let state: State
+
+    fileprivate init(_ state: State) {
+        self.state = state
     }
 
     /// Returns once the work has ended and its scope has closed, or once its timeout has
@@ -126,72 +91,128 @@ public struct HandedOffWork: Sendable {
     ///   failed to close; ``ScopedError/timedOut(after:)`` when the timeout passed first;
     ///   ``ScopedError/outsideRoot(entry:)`` when it was handed off outside every root.
     public var value: Void {
-        get async throws { try await ending.value() }
+        get async throws {
+            switch state {
+            case .running(let run): try await run.value()
+            case .failed(let error): throw error
+            }
+        }
     }
 
     /// Cancels the work: its scope closes as ``ScopeOutcome/cancelled`` if it throws
     /// `CancellationError`.
     public func cancel() {
-        ending.cancelWork()
+        if case .running(let run) = state { run.cancel() }
     }
 }
 
 extension HandedOffWork {
-    /// How the work ended, set once by whichever of the work and its deadline ends it first, and
-    /// awaited by any number of tasks.
-    fileprivate final class Ending: Sendable {
+    /// The work, its scope and its deadline.
+    ///
+    /// One task runs the work and closes the scope; the deadline is an entry on the watchdog.
+    /// Only a deadline that passes makes a second task, to
+    /// close the scope as cancelled while the work, cancelled, may still run. Whichever of the
+    /// work and its deadline ends first ends the work for any number of waiters.
+    ///
+    /// The work's task and the deadline capture only this object, so neither allocates a
+    /// context of its own.
+    fileprivate final class Run: Sendable {
         private struct State {
+            var deadline: DeadlineWatchdog.Deadline?
+            var task: Task<Void, Never>?
+            /// Cancelled before its task was set: the task is cancelled as it is set.
+            var isCancelled = false
             /// The work or its deadline has taken the ending: the other does nothing.
             var isClaimed = false
             var result: Result<Void, any Error>?
             var waiters: [CheckedContinuation<Void, any Error>] = []
-            var work: Task<Void, Never>?
-            /// Cancelled before its task was set: the task is cancelled as it is set.
-            var isCancelled = false
         }
 
+        private let scope: Scope
+        private let timeout: Duration
+        private let operation: @Sendable () async throws -> Void
         private let state = Mutex(State())
 
-        /// Keeps the work's task, for ``HandedOffWork/cancel()`` and the deadline; cancels it at
-        /// once if either came first.
-        func setWork(_ work: Task<Void, Never>) {
+        init(scope: Scope, timeout: Duration, operation: @escaping @Sendable () async throws -> Void) {
+            self.scope = scope
+            self.timeout = timeout
+            self.operation = operation
+        }
+
+        /// Registers the deadline, then starts the work's task.
+        func start() {
+            let deadline = DeadlineWatchdog.shared.register(after: timeout) { [self] in expire() }
+            state.withLock { $0.deadline = deadline }
+            let task = Task { [self] in await run() }
             let cancel = state.withLock { state in
-                state.work = work
+                state.task = task
                 return state.isCancelled
             }
-            if cancel { work.cancel() }
+            if cancel { task.cancel() }
+        }
+
+        /// Runs the work in its scope, then closes the scope with how it ended, unless the
+        /// deadline came first.
+        private func run() async {
+            let result: Result<Void, any Error>
+            do {
+                try await scope.run(operation)
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            let (claimed, deadline) = state.withLock { state in
+                defer { state.isClaimed = true }
+                return (!state.isClaimed, state.deadline)
+            }
+            if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
+            guard claimed else { return }  // the deadline's task closes the scope and says so
+            switch result {
+            case .success:
+                do {
+                    try await scope.close(.success)
+                    finish(.success(()))
+                } catch {
+                    finish(.failure(error))
+                }
+            case .failure(let error):
+                try? await scope.close(ScopeOutcome(endingWith: error))
+                finish(.failure(error))
+            }
+        }
+
+        /// The deadline passed: cancels the work, and closes its scope as cancelled without
+        /// waiting for it, unless the work ended first.
+        private func expire() {
+            let (claimed, task) = state.withLock { state in
+                defer {
+                    state.isClaimed = true
+                    state.isCancelled = true
+                }
+                return (!state.isClaimed, state.task)
+            }
+            guard claimed else { return }
+            task?.cancel()
+            Task { [self] in
+                try? await scope.close(.cancelled)
+                finish(.failure(ScopedError.timedOut(after: timeout)))
+            }
         }
 
         /// Cancels the work.
-        func cancelWork() {
-            let work = state.withLock { state in
+        func cancel() {
+            let task = state.withLock { state in
                 state.isCancelled = true
-                return state.work
+                return state.task
             }
-            work?.cancel()
-        }
-
-        /// Takes the ending for the work; `false` when the deadline took it.
-        func claim() -> Bool {
-            state.withLock { state in
-                defer { state.isClaimed = true }
-                return !state.isClaimed
-            }
-        }
-
-        /// Takes the ending for the deadline and cancels the work; `false` when the work took
-        /// it.
-        func expire() -> Bool {
-            guard claim() else { return false }
-            cancelWork()
-            return true
+            task?.cancel()
         }
 
         /// Records how the work ended and resumes every waiter.
-        func finish(_ result: Result<Void, any Error>) {
+        private func finish(_ result: Result<Void, any Error>) {
             let waiters = state.withLock { state in
                 state.result = result
-                state.work = nil
+                state.task = nil
                 defer { state.waiters = [] }
                 return state.waiters
             }

@@ -28,14 +28,15 @@ public final class Scope: Sendable {
     /// Opens a child scope of `parent`'s scope `context`, counted open on its root until it
     /// closes.
     ///
-    /// `label` names it in a test's report of work left running, when it is not a plain scope.
+    /// `label` names it in a test's report of work left running, when it is not a plain scope;
+    /// it is made only when a test watches for such work.
     init<Failure: Error>(
         childOf parent: ScopedValues,
         in context: ScopeContext,
-        label: String? = nil,
+        label: @autoclosure () -> String? = nil,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
-        (values, self.context) = try parent.openChildScope(of: context, update, label: label)
+        (values, self.context) = try parent.openChildScope(of: context, update, label: label())
     }
 
     /// A scope opened already: `values` bound to `context`, counted open on its root.

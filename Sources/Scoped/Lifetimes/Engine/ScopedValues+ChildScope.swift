@@ -33,7 +33,7 @@ extension ScopedValues {
     func openChildScope<Failure: Error>(
         of parent: ScopeContext,
         _ update: (inout ScopedValues) throws(Failure) -> Void,
-        label: String? = nil,
+        label: @autoclosure () -> String? = nil,
         countedInTenant: Bool = false
     ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
         let opened: (values: ScopedValues, context: ScopeContext)
@@ -48,7 +48,9 @@ extension ScopedValues {
         context.registry.instruments?.scopeOpened()
         #endif
         context.countOpened(inTenant: !countedInTenant)
-        context.registry.observer?.openWork?.opened(context, values: values, label: label)
+        if let openWork = context.registry.observer?.openWork {
+            openWork.opened(context, values: values, label: label())
+        }
         return (values, context)
     }
 }
