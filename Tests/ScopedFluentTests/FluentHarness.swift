@@ -68,6 +68,11 @@ func withFluentApp<R: Sendable>(
     let database = try await server.makeDatabase()
     let app = try await Application.make(.testing)
     app.logger.logLevel = .critical
+    // The test's client waits for one of its connections as long as the server may take: 60
+    // requests queued for its 8 (over 2 database connections) waited more than the default 10 s
+    // beside a build (`getConnectionFromPoolTimeout`), as the Vapor harness's did. A connection
+    // a request keeps is still found: the server's own pool timeout answers 500.
+    app.http.client.configuration.timeout.connect = .seconds(60)
     do {
         app.databases.use(
             .scoped(
