@@ -47,6 +47,38 @@ struct HandOffTests {
         #expect(root.openScopeCount == 0)
     }
 
+    // A waiter that is never resumed would hang the suite: bounded.
+    @Test(.timeLimit(.minutes(1)))
+    func everyTaskThatAwaitsHandedOffWorkLearnsHowItEndedOnceItsScopeHasClosed() async throws {
+        let (root, probe) = makeRoot()
+        let release = Signal()
+        let work = try await root.withScope {
+            handOff(timeout: .seconds(30)) {
+                _ = try await ScopedValues.current.service(SessionKey.self)
+                await release.wait()
+                throw CloseFailure(name: "work")
+            }
+        }
+        // Three waiters, two before the work ends and one after.
+        let early = (0..<2)
+            .map { _ in
+                Task { () -> String in
+                    do {
+                        try await work.value
+                        return "returned"
+                    } catch {
+                        return "\(error) after \(probe.events.last ?? "")"
+                    }
+                }
+            }
+        for _ in 0..<100 { await Task.yield() }
+        release.fire()
+        let expected = "\(CloseFailure(name: "work")) after close \(SessionKey.name) failure"
+        for waiter in early { #expect(await waiter.value == expected) }
+        await #expect(throws: CloseFailure(name: "work")) { try await work.value }
+        #expect(root.openScopeCount == 0)
+    }
+
     @Test func handedOffWorkPastItsTimeoutIsCancelledAndItsScopeClosesAsCancelled() async throws {
         let (root, probe) = makeRoot()
         let cancelled = Signal()
