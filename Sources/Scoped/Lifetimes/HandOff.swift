@@ -154,30 +154,34 @@ extension HandedOffWork {
         /// Runs the work in its scope, then closes the scope with how it ended, unless the
         /// deadline came first.
         private func run() async {
-            let result: Result<Void, any Error>
-            do {
-                try await scope.run(operation)
-                result = .success(())
-            } catch {
-                result = .failure(error)
-            }
-            let (claimed, deadline) = state.withLock { state in
-                defer { state.isClaimed = true }
-                return (!state.isClaimed, state.deadline)
-            }
-            if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
-            guard claimed else { return }  // the deadline's task closes the scope and says so
-            switch result {
-            case .success:
+            // The scope closes inside its own binding, as `withScope`'s does: its services
+            // close with no binding of their own.
+            await scope.run {
+                let result: Result<Void, any Error>
                 do {
-                    try await scope.close(.success)
-                    finish(.success(()))
+                    try await operation()
+                    result = .success(())
                 } catch {
+                    result = .failure(error)
+                }
+                let (claimed, deadline) = state.withLock { state in
+                    defer { state.isClaimed = true }
+                    return (!state.isClaimed, state.deadline)
+                }
+                if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
+                guard claimed else { return }  // the deadline's task closes the scope and says so
+                switch result {
+                case .success:
+                    do {
+                        try await scope.close(.success)
+                        finish(.success(()))
+                    } catch {
+                        finish(.failure(error))
+                    }
+                case .failure(let error):
+                    try? await scope.close(ScopeOutcome(endingWith: error))
                     finish(.failure(error))
                 }
-            case .failure(let error):
-                try? await scope.close(ScopeOutcome(endingWith: error))
-                finish(.failure(error))
             }
         }
 
