@@ -254,6 +254,15 @@ public final class PostgresSession: Sendable {
         // The future-returning `query`: its result carries the command tag's row count.
         let statement: EventLoopFuture<PostgresQueryResult> = connection.query(query, logger: logger)
         statement.whenComplete { result in ended.deliver(.success((result, !watchdog.cancel(deadline)))) }
+        // postgres-nio writes the statement with no promise of its own: written to a channel that
+        // closed (an idle connection whose server restarted), it is dropped and never completes.
+        // Seen closed now, after the write was queued, the statement cannot succeed: the write
+        // is dropped, or the close fails it, or it completed before the close and that result,
+        // delivered on the event loop before the channel went inactive, came first. (A close
+        // between this check and the write's turn on the event loop still ends at the deadline.)
+        if connection.isClosed {
+            ended.deliver(.success((.failure(PostgresDatabaseError.connectionClosed), !watchdog.cancel(deadline))))
+        }
         // Past its deadline the connection was closed; a statement that still has not failed
         // after that grace is abandoned.
         let (result, expired) = try await ended.value(within: timeout + Self.abandonGrace) {
