@@ -100,6 +100,21 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
         }
     }
 
+    /// Whether the server runs a session's slow statement (`runSlowStatement`) now, read in a
+    /// scope of the root: on PostgreSQL from `pg_stat_activity`; on SQLite, whether a
+    /// connection is leased.
+    public func slowStatementRuns() async throws -> Bool {
+        switch self {
+        case .sqlite:
+            return try await leased() == 1
+        case .postgres:
+            let rows = try await ScopedValues.current.postgresSession.query(
+                "SELECT count(*)::int8 FROM pg_stat_activity WHERE state = 'active' AND query = 'SELECT pg_sleep(30)'"
+            )
+            return try rows[0].decode(Int.self) > 0
+        }
+    }
+
     /// A root without a database configured, registering the backend's services.
     public func unconfiguredRoot() -> ScopeRoot {
         switch self {
