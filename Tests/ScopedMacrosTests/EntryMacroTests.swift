@@ -1,265 +1,246 @@
-import ScopedMacrosImplementation
-import SwiftSyntaxMacrosGenericTestSupport
-import SwiftSyntaxMacroExpansion
 import Testing
 
-private let macros: [String: MacroSpec] = ["Entry": MacroSpec(type: EntryMacro.self)]
+/// The compiler, with the plug-in and the `Scoped` module this package's build made; found once.
+private let compiler = Result { try EntryCompiler.locate() }
 
-/// Runs swift-syntax's expansion assertion and records its failures as Swift Testing issues.
-private func assertExpansion(
-    _ source: String,
-    expandedSource: String,
-    diagnostics: [DiagnosticSpec] = [],
-    applyFixIts: [String]? = nil,
-    fixedSource: String? = nil,
-    sourceLocation: SourceLocation = #_sourceLocation
-) {
-    assertMacroExpansion(
-        source,
-        expandedSource: expandedSource,
-        diagnostics: diagnostics,
-        macroSpecs: macros,
-        applyFixIts: applyFixIts,
-        fixedSource: fixedSource,
-        failureHandler: { failure in Issue.record(Comment(rawValue: failure.message), sourceLocation: sourceLocation) }
-    )
+/// Type-checks `body` after `import Scoped` (so the body's first line is line 2).
+private func compile(_ body: String) throws -> EntryCompiler.Result {
+    try compiler.get().typecheck("import Scoped\n" + body)
 }
 
+/// The accessors every valid `@Entry` expands to.
+private func accessors(_ key: String) -> String {
+    """
+    {
+        get {
+            self[\(key).self]
+        }
+        set {
+            self[\(key).self] = newValue
+        }
+    }
+    """
+}
+
+private typealias Diagnostic = EntryCompiler.Diagnostic
+private typealias FixIt = EntryCompiler.FixIt
+
 struct EntryMacroTests {
-    @Test func expandsToAccessorsAndAPrivateKeyWithAStaticLetDefault() {
-        assertExpansion(
+    @Test func expandsToAccessorsAndAPrivateKeyWithAStaticLetDefault() throws {
+        let result = try compile(
             """
+            protocol MovieRepository: Sendable {}
+            struct SQLiteMovieRepository: MovieRepository {}
             extension ScopedValues {
                 @Entry var movieRepository: any MovieRepository = SQLiteMovieRepository()
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    var movieRepository: any MovieRepository {
-                        get {
-                            self[__Key_movieRepository.self]
-                        }
-                        set {
-                            self[__Key_movieRepository.self] = newValue
-                        }
-                    }
-
-                    private struct __Key_movieRepository: ScopedKey {
-                        typealias Value = any MovieRepository
-                        static let defaultValue: Value = SQLiteMovieRepository()
-                    }
+            """
+        )
+        #expect(result.diagnostics == [])
+        #expect(result.accessors == [accessors("__Key_movieRepository")])
+        #expect(
+            result.peers == [
+                """
+                private struct __Key_movieRepository: ScopedKey {
+                    typealias Value = any MovieRepository
+                    static let defaultValue: Value = SQLiteMovieRepository()
                 }
                 """
+            ]
         )
     }
 
-    @Test func keepsTheAccessLevelOfTheProperty() {
-        assertExpansion(
+    @Test func keepsTheAccessLevelOfTheProperty() throws {
+        let result = try compile(
             """
             extension ScopedValues {
                 @Entry public var limit: Int = 50
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    public var limit: Int {
-                        get {
-                            self[__Key_limit.self]
-                        }
-                        set {
-                            self[__Key_limit.self] = newValue
-                        }
-                    }
-
-                    private struct __Key_limit: ScopedKey {
-                        typealias Value = Int
-                        static let defaultValue: Value = 50
-                    }
+            """
+        )
+        #expect(result.diagnostics == [])
+        #expect(result.accessors == [accessors("__Key_limit")])
+        #expect(
+            result.peers == [
+                """
+                private struct __Key_limit: ScopedKey {
+                    typealias Value = Int
+                    static let defaultValue: Value = 50
                 }
                 """
+            ]
         )
     }
 
     @Test(arguments: ["String?", "Optional<String>", "Swift.Optional<String>"])
-    func optionalWithoutDefaultDefaultsToNil(type: String) {
-        assertExpansion(
+    func optionalWithoutDefaultDefaultsToNil(type: String) throws {
+        let result = try compile(
             """
             extension ScopedValues {
                 @Entry var requestID: \(type)
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    var requestID: \(type) {
-                        get {
-                            self[__Key_requestID.self]
-                        }
-                        set {
-                            self[__Key_requestID.self] = newValue
-                        }
-                    }
-
-                    private struct __Key_requestID: ScopedKey {
-                        typealias Value = \(type)
-                        static let defaultValue: Value = nil
-                    }
+            """
+        )
+        #expect(result.diagnostics == [])
+        #expect(result.accessors == [accessors("__Key_requestID")])
+        #expect(
+            result.peers == [
+                """
+                private struct __Key_requestID: ScopedKey {
+                    typealias Value = \(type)
+                    static let defaultValue: Value = nil
                 }
                 """
-        )
-    }
-
-    @Test func refusesUseOutsideAScopedValuesExtension() {
-        assertExpansion(
-            """
-            extension Settings {
-                @Entry var limit: Int = 50
-            }
-            """,
-            expandedSource: """
-                extension Settings {
-                    var limit: Int = 50
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "'@Entry' can only be used inside 'extension ScopedValues { … }'",
-                    line: 2,
-                    column: 5
-                )
             ]
         )
     }
 
-    @Test func refusesLetAndOffersVar() {
-        assertExpansion(
+    @Test func testValueArgumentAddsATestValueToTheKey() throws {
+        let result = try compile(
             """
+            protocol Greeter: Sendable {}
+            struct LoudGreeter: Greeter {}
+            struct UnimplementedGreeter: Greeter {}
             extension ScopedValues {
-                @Entry let limit: Int = 50
+                @Entry(testValue: UnimplementedGreeter()) var greeter: any Greeter = LoudGreeter()
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    let limit: Int = 50
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
-                    message: "'@Entry' requires 'var', not 'let': scopes override entries by setting them",
-                    line: 2,
-                    column: 12,
-                    fixIts: [FixItSpec(message: "replace 'let' with 'var'")]
-                )
-            ],
-            applyFixIts: ["replace 'let' with 'var'"],
-            fixedSource: """
-                extension ScopedValues {
-                    @Entry var limit: Int = 50
+            """
+        )
+        #expect(result.diagnostics == [])
+        #expect(result.accessors == [accessors("__Key_greeter")])
+        #expect(
+            result.peers == [
+                """
+                private struct __Key_greeter: ScopedKey {
+                    typealias Value = any Greeter
+                    static let defaultValue: Value = LoudGreeter()
+                    static var testValue: Value? {
+                        UnimplementedGreeter()
+                    }
                 }
                 """
+            ]
         )
     }
 
-    @Test func refusesAMissingTypeAnnotation() {
-        assertExpansion(
+    @Test func refusesUseOutsideAScopedValuesExtension() throws {
+        let result = try compile(
+            """
+            struct Settings {}
+            extension Settings {
+                @Entry var limit: Int = 50
+            }
+            """
+        )
+        #expect(
+            result.macroDiagnostics == [
+                Diagnostic(
+                    severity: "error",
+                    line: 4,
+                    column: 5,
+                    message: "'@Entry' can only be used inside 'extension ScopedValues { … }'",
+                    fromMacro: true
+                )
+            ]
+        )
+        #expect(result.accessors == [""] && result.peers == [""])
+    }
+
+    @Test func refusesLetAndOffersVar() throws {
+        let source = """
+            extension ScopedValues {
+                @Entry let limit: Int = 50
+            }
+            """
+        let result = try compile(source)
+        let fixIt = FixIt(line: 3, column: 12, length: 3, replacement: "var")
+        #expect(
+            result.macroDiagnostics == [
+                Diagnostic(
+                    severity: "error",
+                    line: 3,
+                    column: 12,
+                    message: "'@Entry' requires 'var', not 'let': scopes override entries by setting them",
+                    fromMacro: true
+                ),
+                Diagnostic(severity: "note", line: 3, column: 12, message: "replace 'let' with 'var'", fixIt: fixIt),
+            ]
+        )
+        #expect(result.accessors == [""] && result.peers == [""])
+        // The fix-it, made, gives an entry that compiles.
+        let fixed = ("import Scoped\n" + source).applying(fixIt)
+        #expect(fixed.hasSuffix("@Entry var limit: Int = 50\n}"))
+        let recompiled = try compiler.get().typecheck(fixed)
+        #expect(recompiled.diagnostics == [])
+        #expect(recompiled.accessors == [accessors("__Key_limit")])
+    }
+
+    @Test func refusesAMissingTypeAnnotation() throws {
+        let result = try compile(
             """
             extension ScopedValues {
                 @Entry var limit = 50
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    var limit = 50
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
+            """
+        )
+        #expect(
+            result.macroDiagnostics == [
+                Diagnostic(
+                    severity: "error",
+                    line: 3,
+                    column: 16,
                     message: "'@Entry' requires an explicit type annotation: '@Entry var name: Type = defaultValue'",
-                    line: 2,
-                    column: 16
+                    fromMacro: true
                 )
             ]
         )
+        #expect(result.accessors == [""] && result.peers == [""])
     }
 
-    @Test func refusesAMissingDefaultAndOffersOne() {
-        assertExpansion(
-            """
+    @Test func refusesAMissingDefaultAndOffersOne() throws {
+        let source = """
             extension ScopedValues {
                 @Entry var limit: Int
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    var limit: Int
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
+            """
+        let result = try compile(source)
+        let fixIt = FixIt(line: 3, column: 16, length: 10, replacement: "limit: Int = <#default value#>")
+        #expect(
+            result.macroDiagnostics == [
+                Diagnostic(
+                    severity: "error",
+                    line: 3,
+                    column: 16,
                     message:
                         "'@Entry' requires a default value: '@Entry var name: Type = defaultValue' (only optional entries may omit it)",
-                    line: 2,
-                    column: 16,
-                    fixIts: [FixItSpec(message: "add a default value")]
-                )
-            ],
-            applyFixIts: ["add a default value"],
-            fixedSource: """
-                extension ScopedValues {
-                    @Entry var limit: Int = <#default value#>
-                }
-                """
+                    fromMacro: true
+                ),
+                Diagnostic(severity: "note", line: 3, column: 16, message: "add a default value", fixIt: fixIt),
+            ]
         )
+        #expect(result.accessors == [""] && result.peers == [""])
+        #expect(("import Scoped\n" + source).applying(fixIt).hasSuffix("@Entry var limit: Int = <#default value#>\n}"))
     }
 
-    @Test func refusesStaticProperties() {
-        assertExpansion(
+    @Test func refusesStaticProperties() throws {
+        let result = try compile(
             """
             extension ScopedValues {
                 @Entry static var limit: Int = 50
             }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    static var limit: Int = 50
-                }
-                """,
-            diagnostics: [
-                DiagnosticSpec(
+            """
+        )
+        #expect(
+            result.macroDiagnostics == [
+                Diagnostic(
+                    severity: "error",
+                    line: 3,
+                    column: 5,
                     message: "'@Entry' declares an instance property of 'ScopedValues': remove 'static'",
-                    line: 2,
-                    column: 5
+                    fromMacro: true
                 )
             ]
         )
-    }
-
-    @Test func testValueArgumentAddsATestValueToTheKey() {
-        assertExpansion(
-            """
-            extension ScopedValues {
-                @Entry(testValue: UnimplementedClock()) var clock: any Clock = SystemClock()
-            }
-            """,
-            expandedSource: """
-                extension ScopedValues {
-                    var clock: any Clock {
-                        get {
-                            self[__Key_clock.self]
-                        }
-                        set {
-                            self[__Key_clock.self] = newValue
-                        }
-                    }
-
-                    private struct __Key_clock: ScopedKey {
-                        typealias Value = any Clock
-                        static let defaultValue: Value = SystemClock()
-                        static var testValue: Value? {
-                            UnimplementedClock()
-                        }
-                    }
-                }
-                """
-        )
+        #expect(result.accessors == [""] && result.peers == [""])
     }
 }

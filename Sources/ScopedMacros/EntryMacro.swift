@@ -1,7 +1,7 @@
 import SwiftDiagnostics
-public import SwiftSyntax
+import SwiftSyntax
 import SwiftSyntaxBuilder
-public import SwiftSyntaxMacros
+import SwiftSyntaxMacros
 
 /// `@Entry var name: Type = defaultValue` inside `extension ScopedValues`.
 ///
@@ -10,9 +10,9 @@ public import SwiftSyntaxMacros
 /// `defaultValue` is a `static let`: evaluated lazily on first read and exactly once per
 /// process, even when many tasks read it first at the same time. `@Entry(testValue: x)` also
 /// gives the key a `testValue`, which marks the entry live-only.
-public struct EntryMacro: AccessorMacro, PeerMacro {
+struct EntryMacro: AccessorMacro, PeerMacro {
     /// Expands `@Entry` into the property's getter and setter through its key.
-    public static func expansion(
+    static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
@@ -25,7 +25,7 @@ public struct EntryMacro: AccessorMacro, PeerMacro {
     }
 
     /// Expands `@Entry` into the property's private key type.
-    public static func expansion(
+    static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
