@@ -15,6 +15,9 @@
 #   PROFILES="development production" ROUTES="get post" SKIP_BUILD=1 (use the current builds)
 #   BIN=DIR (the two servers' folder, by default .build/release: binaries kept aside measure an
 #   earlier commit)
+#   BEFORE=DIR compares ExampleServer with the ExampleServer in DIR (an earlier commit's release
+#   build kept aside) instead of with HandWiredCatalog: a change's CPU per request, before and
+#   after, in the same interleaved rounds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-10}
@@ -29,6 +32,15 @@ if [ -z "${SKIP_BUILD:-}" ]; then
     swift build -c release --product HandWiredCatalog >/dev/null
 fi
 source Benchmarks/load-common.sh
+bin=${BIN:-.build/release}
+if [ -n "${BEFORE:-}" ]; then
+    baseline="$BEFORE/ExampleServer"
+    baseline_label="ExampleServer before ($BEFORE)"
+else
+    baseline="$bin/HandWiredCatalog"
+    baseline_label=HandWiredCatalog
+fi
+[ -x "$baseline" ] || { echo "no server at $baseline"; exit 1; }
 
 workdir=$(mktemp -d)
 pids=()
@@ -62,21 +74,23 @@ measure() {
         'BEGIN { printf "%.2f\n", (a - b) * 1e6 / hz / n }'
 }
 
-# start NAME PORT ENV...: starts a release server with ENV and waits for GET /movies/1.
+# start BINARY PORT ENV...: starts a release server with ENV and waits for GET /movies/1.
 start() {
-    local name=$1 port=$2
+    local binary=$1 port=$2
     shift 2
-    env "$@" HTTP_PORT="$port" "${BIN:-.build/release}/$name" >"$workdir/$name-$port.log" 2>&1 &
+    env "$@" HTTP_PORT="$port" "$binary" >"$workdir/$(basename "$binary")-$port.log" 2>&1 &
     pids+=($!)
     wait_for "http://127.0.0.1:$port/movies/1"
 }
 
-echo "| CPU per request, $rounds interleaved rounds of ${duration} s (wrk -t1 -c$connections) | HandWiredCatalog (median) | ExampleServer (median) | ratio, median (range) |"
+echo "| CPU per request, $rounds interleaved rounds of ${duration} s (wrk -t1 -c$connections) | $baseline_label (median) | ExampleServer (median) | ratio, median (range) |"
 echo "|---|---:|---:|---:|"
 for database in $databases; do
     for profile in $profiles; do
         example_env=(APP_ENV="$profile" METRICS_ENABLED=false)
         handwired_env=()
+        # Another ExampleServer as the baseline runs as this one does, on a database of its own.
+        [ -z "${BEFORE:-}" ] || handwired_env=(APP_ENV="$profile" METRICS_ENABLED=false)
         if [ "$database" = postgres ]; then
             example_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
             handwired_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
@@ -87,13 +101,13 @@ for database in $databases; do
         fi
         # The development profile migrates and seeds the database; the production profile then
         # serves the seeded one, and the hand-wired server a copy of it (or the same cluster).
-        start ExampleServer 18151 "${example_env[@]/APP_ENV=$profile/APP_ENV=development}"
+        start "$bin/ExampleServer" 18151 "${example_env[@]/APP_ENV=$profile/APP_ENV=development}"
         stop_servers
         if [ "$database" = sqlite ]; then
             for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
         fi
-        start ExampleServer 18151 "${example_env[@]}"
-        start HandWiredCatalog 18152 "${handwired_env[@]}"
+        start "$bin/ExampleServer" 18151 "${example_env[@]}"
+        start "$baseline" 18152 "${handwired_env[@]}"
         for route in $routes; do
             options=()
             url=/movies/1
