@@ -94,30 +94,46 @@ struct EntryCompiler {
     }
 
     /// Type-checks `source` (which imports `Scoped` itself) and returns the expansions and diagnostics.
-    func typecheck(_ source: String) throws -> Result {
+    ///
+    /// The compiler runs, and is waited for, on a thread of its own: a test that waited for it on
+    /// one of the cooperative pool's threads (two on this machine) would hold up every other test
+    /// in the process meanwhile (beside a build, for half a minute).
+    func typecheck(_ source: String) async throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appending(path: "entry-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appending(path: "Entries.swift")
         try source.write(to: file, atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = swiftc
-        process.currentDirectoryURL = folder
-        process.arguments = [
+        let arguments = [
             "-typecheck", "Entries.swift", "-I", modules.path,
             "-load-plugin-executable", "\(plugin.path)#ScopedMacros",
             // One diagnostic per line, with its fix-it's text under the range it replaces.
             "-diagnostic-style", "llvm",
             "-Xfrontend", "-dump-macro-expansions",
         ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Self.parse(String(decoding: data, as: UTF8.self), file: "Entries.swift")
+        let swiftc = swiftc
+        let output = try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Swift.Result {
+                        let process = Process()
+                        process.executableURL = swiftc
+                        process.currentDirectoryURL = folder
+                        process.arguments = arguments
+                        let output = Pipe()
+                        process.standardOutput = output
+                        process.standardError = output
+                        try process.run()
+                        let data = output.fileHandleForReading.readDataToEndOfFile()
+                        process.waitUntilExit()
+                        return String(decoding: data, as: UTF8.self)
+                    }
+                )
+            }
+            .start()
+        }
+        return Self.parse(output, file: "Entries.swift")
     }
 
     /// Reads `-dump-macro-expansions` buffers and LLVM-style diagnostics from the compiler's output.

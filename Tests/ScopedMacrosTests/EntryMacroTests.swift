@@ -4,8 +4,8 @@ import Testing
 private let compiler = Result { try EntryCompiler.locate() }
 
 /// Type-checks `body` after `import Scoped` (so the body's first line is line 2).
-private func compile(_ body: String) throws -> EntryCompiler.Result {
-    try compiler.get().typecheck("import Scoped\n" + body)
+private func compile(_ body: String) async throws -> EntryCompiler.Result {
+    try await compiler.get().typecheck("import Scoped\n" + body)
 }
 
 /// The accessors every valid `@Entry` expands to.
@@ -25,9 +25,12 @@ private func accessors(_ key: String) -> String {
 private typealias Diagnostic = EntryCompiler.Diagnostic
 private typealias FixIt = EntryCompiler.FixIt
 
+/// One compile at a time: each is about a second of one core, and eleven at once beside the
+/// other suites would slow them all.
+@Suite(.serialized)
 struct EntryMacroTests {
-    @Test func expandsToAccessorsAndAPrivateKeyWithAStaticLetDefault() throws {
-        let result = try compile(
+    @Test func expandsToAccessorsAndAPrivateKeyWithAStaticLetDefault() async throws {
+        let result = try await compile(
             """
             protocol MovieRepository: Sendable {}
             struct SQLiteMovieRepository: MovieRepository {}
@@ -50,8 +53,8 @@ struct EntryMacroTests {
         )
     }
 
-    @Test func keepsTheAccessLevelOfTheProperty() throws {
-        let result = try compile(
+    @Test func keepsTheAccessLevelOfTheProperty() async throws {
+        let result = try await compile(
             """
             extension ScopedValues {
                 @Entry public var limit: Int = 50
@@ -73,8 +76,8 @@ struct EntryMacroTests {
     }
 
     @Test(arguments: ["String?", "Optional<String>", "Swift.Optional<String>"])
-    func optionalWithoutDefaultDefaultsToNil(type: String) throws {
-        let result = try compile(
+    func optionalWithoutDefaultDefaultsToNil(type: String) async throws {
+        let result = try await compile(
             """
             extension ScopedValues {
                 @Entry var requestID: \(type)
@@ -95,8 +98,8 @@ struct EntryMacroTests {
         )
     }
 
-    @Test func testValueArgumentAddsATestValueToTheKey() throws {
-        let result = try compile(
+    @Test func testValueArgumentAddsATestValueToTheKey() async throws {
+        let result = try await compile(
             """
             protocol Greeter: Sendable {}
             struct LoudGreeter: Greeter {}
@@ -123,8 +126,8 @@ struct EntryMacroTests {
         )
     }
 
-    @Test func refusesUseOutsideAScopedValuesExtension() throws {
-        let result = try compile(
+    @Test func refusesUseOutsideAScopedValuesExtension() async throws {
+        let result = try await compile(
             """
             struct Settings {}
             extension Settings {
@@ -146,13 +149,13 @@ struct EntryMacroTests {
         #expect(result.accessors == [""] && result.peers == [""])
     }
 
-    @Test func refusesLetAndOffersVar() throws {
+    @Test func refusesLetAndOffersVar() async throws {
         let source = """
             extension ScopedValues {
                 @Entry let limit: Int = 50
             }
             """
-        let result = try compile(source)
+        let result = try await compile(source)
         let fixIt = FixIt(line: 3, column: 12, length: 3, replacement: "var")
         #expect(
             result.macroDiagnostics == [
@@ -170,13 +173,13 @@ struct EntryMacroTests {
         // The fix-it, made, gives an entry that compiles.
         let fixed = ("import Scoped\n" + source).applying(fixIt)
         #expect(fixed.hasSuffix("@Entry var limit: Int = 50\n}"))
-        let recompiled = try compiler.get().typecheck(fixed)
+        let recompiled = try await compiler.get().typecheck(fixed)
         #expect(recompiled.diagnostics == [])
         #expect(recompiled.accessors == [accessors("__Key_limit")])
     }
 
-    @Test func refusesAMissingTypeAnnotation() throws {
-        let result = try compile(
+    @Test func refusesAMissingTypeAnnotation() async throws {
+        let result = try await compile(
             """
             extension ScopedValues {
                 @Entry var limit = 50
@@ -197,13 +200,13 @@ struct EntryMacroTests {
         #expect(result.accessors == [""] && result.peers == [""])
     }
 
-    @Test func refusesAMissingDefaultAndOffersOne() throws {
+    @Test func refusesAMissingDefaultAndOffersOne() async throws {
         let source = """
             extension ScopedValues {
                 @Entry var limit: Int
             }
             """
-        let result = try compile(source)
+        let result = try await compile(source)
         let fixIt = FixIt(line: 3, column: 16, length: 10, replacement: "limit: Int = <#default value#>")
         #expect(
             result.macroDiagnostics == [
@@ -222,8 +225,8 @@ struct EntryMacroTests {
         #expect(("import Scoped\n" + source).applying(fixIt).hasSuffix("@Entry var limit: Int = <#default value#>\n}"))
     }
 
-    @Test func refusesStaticProperties() throws {
-        let result = try compile(
+    @Test func refusesStaticProperties() async throws {
+        let result = try await compile(
             """
             extension ScopedValues {
                 @Entry static var limit: Int = 50
