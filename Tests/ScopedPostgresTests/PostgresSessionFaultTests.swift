@@ -40,7 +40,8 @@ struct PostgresSessionFaultTests {
 
     @Test func aSessionUsedAfterItsScopeEndedThrowsScopeEndedAndLeasesNothing() async throws {
         let fixture = try await PostgresFixture()
-        try await withRoot(fixture) { root in
+        // Nothing here is about deadlines: a generous one (its commit took over 2 s in CI).
+        try await withRoot(fixture, statementTimeout: .seconds(10)) { root in
             let kept = try await root.withScope {
                 let session = try await ScopedValues.current.postgresSession
                 try await session.execute("INSERT INTO items (name) VALUES (\("kept"))")
