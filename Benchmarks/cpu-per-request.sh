@@ -88,16 +88,16 @@ echo "|---|---:|---:|---:|"
 for database in $databases; do
     for profile in $profiles; do
         example_env=(APP_ENV="$profile" METRICS_ENABLED=false)
-        handwired_env=()
+        baseline_env=()
         # Another ExampleServer as the baseline runs as this one does, on a database of its own.
-        [ -z "${BEFORE:-}" ] || handwired_env=(APP_ENV="$profile" METRICS_ENABLED=false)
+        [ -z "${BEFORE:-}" ] || baseline_env=(APP_ENV="$profile" METRICS_ENABLED=false)
         if [ "$database" = postgres ]; then
             example_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
-            handwired_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
+            baseline_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
         else
             rm -f "$workdir"/*.sqlite*
             example_env+=(DATABASE_PATH="$workdir/example.sqlite")
-            handwired_env+=(DATABASE_PATH="$workdir/handwired.sqlite")
+            baseline_env+=(DATABASE_PATH="$workdir/handwired.sqlite")
         fi
         # The development profile migrates and seeds the database; the production profile then
         # serves the seeded one, and the hand-wired server a copy of it (or the same cluster).
@@ -107,7 +107,7 @@ for database in $databases; do
             for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
         fi
         start "$bin/ExampleServer" 18151 "${example_env[@]}"
-        start "$baseline" 18152 "${handwired_env[@]}"
+        start "$baseline" 18152 "${baseline_env[@]}"
         for route in $routes; do
             options=()
             url=/movies/1

@@ -102,11 +102,11 @@ struct EntryCompiler {
         let folder = FileManager.default.temporaryDirectory.appending(path: "entry-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let file = folder.appending(path: "Entries.swift")
-        try source.write(to: file, atomically: true, encoding: .utf8)
+        let fileName = "Entries.swift"
+        try source.write(to: folder.appending(path: fileName), atomically: true, encoding: .utf8)
 
         let arguments = [
-            "-typecheck", "Entries.swift", "-I", modules.path,
+            "-typecheck", fileName, "-I", modules.path,
             "-load-plugin-executable", "\(plugin.path)#ScopedMacros",
             // One diagnostic per line, with its fix-it's text under the range it replaces.
             "-diagnostic-style", "llvm",
@@ -133,7 +133,7 @@ struct EntryCompiler {
             }
             .start()
         }
-        return Self.parse(output, file: "Entries.swift")
+        return Self.parse(output, file: fileName)
     }
 
     /// Reads `-dump-macro-expansions` buffers and LLVM-style diagnostics from the compiler's output.
