@@ -103,11 +103,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
         context: Context,
         next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let setUp: (inout ScopedValues) throws -> Void = { values in
-            values.requestID = CurrentRequestID.value ?? context.id
-            try update(&values, request, context)
-        }
-        let scope = try root().openScope(tenant: try tenant?(request, context), setUp)
+        let scope = try openScope(for: request, context: context)
         // One binding of the scope serves the handler, a short body produced in memory, and
         // the close after it.
         return try await scope.runClosingOnFailure {
@@ -115,5 +111,17 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
             response.body = try await ScopeBoundBody.bind(response.body, to: scope)
             return response
         }
+    }
+
+    /// The request's scope, opened on the root with its request ID, its tenant and `update`.
+    ///
+    /// Synchronous, and passed its closure directly: the async `handle` then keeps no copy of
+    /// the request or of its generic context in its frame.
+    private func openScope(for request: Request, context: Context) throws -> Scope {
+        try root()
+            .openScope(tenant: try tenant?(request, context)) { values in
+                values.requestID = CurrentRequestID.value ?? context.id
+                try update(&values, request, context)
+            }
     }
 }

@@ -41,6 +41,9 @@ enum ScopeBoundBody {
     private struct Collector: ResponseBodyWriter, Sendable {
         let collected: Collected
 
+        // Inlined into the witness that an `any ResponseBodyWriter` call goes through: one
+        // async call per buffer, not two.
+        @inline(__always)
         mutating func write(_ buffer: ByteBuffer) async throws {
             collected.buffer.withLock { collected in
                 var buffer = buffer

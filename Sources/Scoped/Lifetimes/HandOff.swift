@@ -143,7 +143,9 @@ extension HandedOffWork {
         func start() {
             let deadline = DeadlineWatchdog.shared.register(after: timeout) { [self] in expire() }
             state.withLock { $0.deadline = deadline }
-            let task = Task { [self] in await run() }
+            // Made inside the scope's binding, the task inherits it: the work and the scope's
+            // close run bound, with no async closure of their own for the binding.
+            let task = ScopedValues.taskLocalNode.withValue(scope.values.node) { Task { [self] in await run() } }
             let cancel = state.withLock { state in
                 state.task = task
                 return state.isCancelled
@@ -153,35 +155,36 @@ extension HandedOffWork {
 
         /// Runs the work in its scope, then closes the scope with how it ended, unless the
         /// deadline came first.
+        ///
+        /// Inlined into the task's closure: the work's task makes no frame of its own for it.
+        @inline(__always)
         private func run() async {
-            // The scope closes inside its own binding, as `withScope`'s does: its services
-            // close with no binding of their own.
-            await scope.run {
-                let result: Result<Void, any Error>
+            // The scope closes inside its own binding (the task's, from ``start()``), as
+            // `withScope`'s does: its services close with no binding of their own.
+            let result: Result<Void, any Error>
+            do {
+                try await operation()
+                result = .success(())
+            } catch {
+                result = .failure(error)
+            }
+            let (claimed, deadline) = state.withLock { state in
+                defer { state.isClaimed = true }
+                return (!state.isClaimed, state.deadline)
+            }
+            if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
+            guard claimed else { return }  // the deadline's task closes the scope and says so
+            switch result {
+            case .success:
                 do {
-                    try await operation()
-                    result = .success(())
+                    try await scope.close(.success)
+                    finish(.success(()))
                 } catch {
-                    result = .failure(error)
-                }
-                let (claimed, deadline) = state.withLock { state in
-                    defer { state.isClaimed = true }
-                    return (!state.isClaimed, state.deadline)
-                }
-                if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
-                guard claimed else { return }  // the deadline's task closes the scope and says so
-                switch result {
-                case .success:
-                    do {
-                        try await scope.close(.success)
-                        finish(.success(()))
-                    } catch {
-                        finish(.failure(error))
-                    }
-                case .failure(let error):
-                    try? await scope.close(ScopeOutcome(endingWith: error))
                     finish(.failure(error))
                 }
+            case .failure(let error):
+                try? await scope.close(ScopeOutcome(endingWith: error))
+                finish(.failure(error))
             }
         }
 
@@ -213,6 +216,10 @@ extension HandedOffWork {
         }
 
         /// Records how the work ended and resumes every waiter.
+        ///
+        /// Never inlined: its copies of the resilient `CheckedContinuation` would be buffers
+        /// that the work's async closure allocates from its task on every run, one per call site.
+        @inline(never)
         private func finish(_ result: Result<Void, any Error>) {
             let waiters = state.withLock { state in
                 state.result = result

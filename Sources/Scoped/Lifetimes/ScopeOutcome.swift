@@ -13,6 +13,11 @@ public enum ScopeOutcome: Sendable, CustomStringConvertible {
     /// The outcome of an operation that threw `error`: ``cancelled`` for a
     /// `CancellationError` or any error thrown while the task was cancelled, else
     /// ``failure(_:)``.
+    ///
+    /// Never inlined: `is CancellationError` needs a buffer of the standard library's
+    /// resilient `CancellationError`, which an async function that inlined it would allocate
+    /// from its task on every call, whichever path the call takes.
+    @inline(never)
     public init(endingWith error: any Error) {
         self = error is CancellationError || Task.isCancelled ? .cancelled : .failure(error)
     }

@@ -15,6 +15,11 @@ package enum AbandonableWork {
     ///
     /// - Throws: what `operation` throws when it ends first; `timeoutError()` when the
     ///   timeout passes first.
+    ///
+    /// Never inlined: its `Race` state holds a resilient `CheckedContinuation`, a buffer that an
+    /// async caller which inlined it would allocate from its task on every call, also when the
+    /// call takes another path (a scope's end whose services bound their own closes).
+    @inline(never)
     package static func run<R: Sendable>(
         _ operation: @escaping @Sendable () async throws -> R,
         abandoningAfter timeout: Duration,
