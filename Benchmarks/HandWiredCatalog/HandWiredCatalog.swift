@@ -52,7 +52,11 @@ enum HandWiredCatalog {
                     base: HTTP1WebSocketUpgradeChannel(
                         responder: responder,
                         webSocketResponder: webSocketResponder,
-                        configuration: .init()
+                        // ExampleServer's profiles set `http.idleTimeout` (60 s in development,
+                        // 30 s in production), so that a client that goes quiet cannot hold a
+                        // connection; a careful hand-written server would too. Hummingbird
+                        // schedules that timeout on the event loop for every request.
+                        configuration: .init(http1: .init(idleTimeout: .seconds(60)))
                     ),
                     timeout: .seconds(60)
                 )
