@@ -10,6 +10,7 @@
 # down, so the req/s of this run mean nothing. Usage: bash Benchmarks/server-counts.sh
 #   SKIP_BUILD=1 (use the current builds)  BIN=DIR (the two servers' folder, by default
 #   .build/release: binaries kept aside count an earlier commit)  ROUTES="get post" (either)
+#   DATABASES="sqlite postgres" (by default sqlite; postgres starts a throwaway cluster)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "perf is missing: apt-get install linux-perf"; exit 1; }
@@ -26,9 +27,15 @@ libc=$(ldconfig -p | awk '/libc.so.6 .*x86-64/ {print $NF; exit}')
 workdir=$(mktemp -d)
 pids=()
 remove_probes() { perf probe -q -d 'servercounts:*' >/dev/null 2>&1 || true; }
-cleanup() {
+stop_servers() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+}
+cleanup() {
+    stop_servers
     remove_probes
+    if declare -F stop_postgres >/dev/null; then stop_postgres; fi
     rm -rf "$workdir"
 }
 remove_probes
@@ -42,15 +49,30 @@ perf probe -q -x "$libc" servercounts:mallocs=malloc
 events=(-e servercounts:switches -e servercounts:enqueues -e servercounts:task_allocations -e servercounts:retains
     -e servercounts:objects -e servercounts:mallocs)
 
-APP_ENV=development METRICS_ENABLED=false DATABASE_PATH="$workdir/example.sqlite" HTTP_PORT=18141 \
-    "$bin/ExampleServer" >"$workdir/example.log" 2>&1 &
-pids+=($!)
-wait_for http://127.0.0.1:18141/movies/1
-for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
-DATABASE_PATH="$workdir/handwired.sqlite" HTTP_PORT=18142 "$bin/HandWiredCatalog" \
-    >"$workdir/handwired.log" 2>&1 &
-pids+=($!)
-wait_for http://127.0.0.1:18142/movies/1
+databases=${DATABASES:-sqlite}
+case " $databases " in *" postgres "*) source Benchmarks/postgres-cluster.sh ;; esac
+
+# start_servers DATABASE: ExampleServer on 18141 (development: it migrates and seeds), then
+# HandWiredCatalog on 18142, on a copy of the seeded SQLite file or on the same cluster.
+start_servers() {
+    local example_env=(APP_ENV=development METRICS_ENABLED=false) handwired_env=()
+    if [ "$1" = postgres ]; then
+        example_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
+        handwired_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
+    else
+        example_env+=(DATABASE_PATH="$workdir/example.sqlite")
+        handwired_env+=(DATABASE_PATH="$workdir/handwired.sqlite")
+    fi
+    env "${example_env[@]}" HTTP_PORT=18141 "$bin/ExampleServer" >"$workdir/example-$1.log" 2>&1 &
+    pids+=($!)
+    wait_for http://127.0.0.1:18141/movies/1
+    if [ "$1" = sqlite ]; then
+        for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
+    fi
+    env "${handwired_env[@]}" HTTP_PORT=18142 "$bin/HandWiredCatalog" >"$workdir/handwired-$1.log" 2>&1 &
+    pids+=($!)
+    wait_for http://127.0.0.1:18142/movies/1
+}
 
 printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
     "'{\"title\":\"Load\",\"year\":2001}'" >"$workdir/post.lua"
@@ -71,18 +93,22 @@ count() {
 }
 
 labels=("executor switches" "jobs enqueued (switches that suspend)" "task allocations" "retains" "object allocations" "mallocs")
-for route in ${ROUTES:-get post}; do
-    case "$route" in
-        get) path=/movies/1 options=() title="GET /movies/1" ;;
-        post) path=/movies options=(-s "$workdir/post.lua") title="POST /movies" ;;
-        *) echo "unknown route $route: get or post"; exit 1 ;;
-    esac
-    mapfile -t example < <(count "${pids[0]}" 18141 "$path" "${options[@]}")
-    mapfile -t handwired < <(count "${pids[1]}" 18142 "$path" "${options[@]}")
-    echo "| per request ($title) | HandWiredCatalog | ExampleServer |"
-    echo "|---|---:|---:|"
-    for index in "${!labels[@]}"; do
-        printf '| %s | %.1f | %.1f |\n' "${labels[$index]}" "${handwired[$index]}" "${example[$index]}"
+for database in $databases; do
+    start_servers "$database"
+    for route in ${ROUTES:-get post}; do
+        case "$route" in
+            get) path=/movies/1 options=() title="GET /movies/1" ;;
+            post) path=/movies options=(-s "$workdir/post.lua") title="POST /movies" ;;
+            *) echo "unknown route $route: get or post"; exit 1 ;;
+        esac
+        mapfile -t example < <(count "${pids[0]}" 18141 "$path" "${options[@]}")
+        mapfile -t handwired < <(count "${pids[1]}" 18142 "$path" "${options[@]}")
+        echo "| per request ($title, $database) | HandWiredCatalog | ExampleServer |"
+        echo "|---|---:|---:|"
+        for index in "${!labels[@]}"; do
+            printf '| %s | %.1f | %.1f |\n' "${labels[$index]}" "${handwired[$index]}" "${example[$index]}"
+        done
+        echo
     done
-    echo
+    stop_servers
 done
