@@ -86,11 +86,10 @@ public struct ScopedValues: Sendable {
     public subscript<K: ScopedKey>(key: K.Type) -> K.Value {
         @inlinable get {
             // The table stores a `K.Value` for `K`; only this subscript writes it.
-            if let storage = node.storage(for: ObjectIdentifier(key)) {
-                return ScopeNodeBuffer.load(storage, as: K.Value.self)
+            node.value(for: ObjectIdentifier(key), as: K.Value.self) {
+                if let observer = node.observer { return observer.defaultValue(for: key) }
+                return K.defaultValue
             }
-            if let observer = node.observer { return observer.defaultValue(for: key) }
-            return K.defaultValue
         }
         @inlinable set {
             store(newValue, for: key, kind: .value)

@@ -63,6 +63,14 @@ package struct ScopeNode: Sendable {
         buffer.storage(for: key)
     }
 
+    /// The value of type `V` stored for `key`, or `fallback()` if no scope set one.
+    ///
+    /// See ``ScopeNodeBuffer/value(for:as:otherwise:)``.
+    @inlinable
+    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type, otherwise fallback: () -> V) -> V {
+        buffer.value(for: key, as: type, otherwise: fallback)
+    }
+
     /// A copy of this node, at the same level, with room for one more entry: the same base and
     /// a copy of the overlay (for a base, of its whole table).
     ///

@@ -96,9 +96,36 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     func find(_ identity: UInt) -> AnyValueBox? {
         // One access to `overlay`; a table allocated but holding nothing ends at its first slot.
         let table = overlay.table
+        guard let index = Self.index(of: identity, in: table) else { return nil }
+        return table[index].box
+    }
+
+    /// The index of the slot of `table` holding `identity`, or `nil` if none does.
+    @inlinable
+    static func index(of identity: UInt, in table: [Slot]) -> Int? {
         if table.isEmpty { return nil }
-        let slot = table[Self.slotIndex(identity, in: table)]
-        return slot.identity == identity ? slot.box : nil
+        let index = slotIndex(identity, in: table)
+        return table[index].identity == identity ? index : nil
+    }
+
+    /// The value of type `V` stored for `key`, the overlay's, else the base's; `fallback()` if
+    /// no scope set one.
+    ///
+    /// The value is copied out of its box where the box lies in the table, so that a read
+    /// retains the value and not its box. Returns `V` itself, not `V?`: generic code that is not
+    /// specialized would look up `V?`'s metadata at run time on every read.
+    @inlinable
+    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type, otherwise fallback: () -> V) -> V {
+        let identity = UInt(bitPattern: key)
+        do {
+            let table = overlay.table
+            if let index = Self.index(of: identity, in: table) { return Self.load(table[index].box!, as: V.self) }
+        }
+        if let base {
+            let table = base.overlay.table
+            if let index = Self.index(of: identity, in: table) { return Self.load(table[index].box!, as: V.self) }
+        }
+        return fallback()
     }
 
     /// The value of type `V` a box holds.
