@@ -40,3 +40,36 @@ extension ScopeNodeBuffer {
         }
     }
 }
+
+// MARK: - Probing a table
+
+extension ScopeNodeBuffer {
+    /// The slot where a probe for `identity` starts, in a table of `mask + 1` slots.
+    @inlinable
+    static func start(_ identity: UInt, mask: Int) -> Int {
+        // Fibonacci hashing of the identity, whose low bits are always zero.
+        Int(truncatingIfNeeded: (identity &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
+    }
+
+    /// The index of the slot of `table` holding `identity`, or of the empty slot where it would go.
+    ///
+    /// The table is at most half full, so the probe ends.
+    @inlinable
+    static func slotIndex(_ identity: UInt, in table: [Slot]) -> Int {
+        let mask = table.count &- 1
+        var index = start(identity, mask: mask)
+        while true {
+            let slotIdentity = table[index].identity
+            if slotIdentity == identity || slotIdentity == 0 { return index }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// The index of the slot of `table` holding `identity`, or `nil` if none does.
+    @inlinable
+    static func index(of identity: UInt, in table: [Slot]) -> Int? {
+        if table.isEmpty { return nil }
+        let index = slotIndex(identity, in: table)
+        return table[index].identity == identity ? index : nil
+    }
+}

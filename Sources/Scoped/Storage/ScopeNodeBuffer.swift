@@ -62,26 +62,6 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         )
     }
 
-    @inlinable
-    static func start(_ identity: UInt, mask: Int) -> Int {
-        // Fibonacci hashing of the identity, whose low bits are always zero.
-        Int(truncatingIfNeeded: (identity &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
-    }
-
-    /// The index of the slot of `table` holding `identity`, or of the empty slot where it would go.
-    ///
-    /// The table is at most half full, so the probe ends.
-    @inlinable
-    static func slotIndex(_ identity: UInt, in table: [Slot]) -> Int {
-        let mask = table.count &- 1
-        var index = start(identity, mask: mask)
-        while true {
-            let slotIdentity = table[index].identity
-            if slotIdentity == identity || slotIdentity == 0 { return index }
-            index = (index &+ 1) & mask
-        }
-    }
-
     /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
     /// the base's.
     @inlinable
@@ -98,14 +78,6 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         let table = overlay.table
         guard let index = Self.index(of: identity, in: table) else { return nil }
         return table[index].box
-    }
-
-    /// The index of the slot of `table` holding `identity`, or `nil` if none does.
-    @inlinable
-    static func index(of identity: UInt, in table: [Slot]) -> Int? {
-        if table.isEmpty { return nil }
-        let index = slotIndex(identity, in: table)
-        return table[index].identity == identity ? index : nil
     }
 
     /// The value of type `V` stored for `key`, the overlay's, else the base's; `fallback()` if
