@@ -41,9 +41,26 @@ extension ScopeNodeBuffer {
     }
 }
 
-// MARK: - Probing a table
+// MARK: - A table and its probing
 
 extension ScopeNodeBuffer {
+    /// A table of `capacity` empty slots.
+    ///
+    /// Four slots (a node's first table) are an array literal, which the compiler allocates
+    /// directly: `Array(repeating:count:)` calls the standard library's unspecialized buffer
+    /// initializer, which looks up the array storage's generic metadata at run time.
+    static func emptyTable(capacity: Int) -> [Slot] {
+        if capacity == 4 { return [.empty, .empty, .empty, .empty] }
+        return Array(repeating: .empty, count: capacity)
+    }
+
+    /// The smallest table capacity that keeps `count` entries at most half full.
+    static func capacity(for count: Int) -> Int {
+        var capacity = 4
+        while capacity < count * 2 { capacity <<= 1 }
+        return capacity
+    }
+
     /// The slot where a probe for `identity` starts, in a table of `mask + 1` slots.
     @inlinable
     static func start(_ identity: UInt, mask: Int) -> Int {

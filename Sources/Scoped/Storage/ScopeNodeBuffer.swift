@@ -43,7 +43,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
         self.scope = scope
         self.observer = observer
         self.base = base
-        self.overlay = Overlay(table: Array(repeating: .empty, count: capacity))
+        self.overlay = Overlay(table: Self.emptyTable(capacity: capacity))
     }
 
     package static func make(
@@ -113,18 +113,19 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// no room for one more; stamped with `kind`, `lifetime`, and the origin and variant the
     /// node stamps (the override at its depth, when it stamps none).
     @usableFromInline
-    func set(_ box: AnyValueBox, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
+    func set(_ box: consuming AnyValueBox, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
         Self.set(box, for: key, kind: kind, lifetime: lifetime, depth: depth, in: &overlay)
     }
 
     private static func set(
-        _ box: AnyValueBox,
+        _ box: consuming AnyValueBox,
         for key: Any.Type,
         kind: EntryKind,
         lifetime: ScopedLifetime?,
         depth: Int,
         in overlay: inout Overlay
     ) {
+        // `box` and `slot` are consumed: the box moves into its slot with no retain and release.
         let origin = overlay.stamp?.origin ?? (depth == 0 ? .root : .override(depth: depth))
         let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: overlay.stamp?.variant ?? 0)
         let slot = Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info)
@@ -133,11 +134,11 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
 
     /// Puts `slot` in `overlay`'s table, growing it first when it has no room for one more; an
     /// entry already there for its key is kept unless `replacing`.
-    private static func insert(_ slot: Slot, into overlay: inout Overlay, replacing: Bool) {
+    private static func insert(_ slot: consuming Slot, into overlay: inout Overlay, replacing: Bool) {
         if (overlay.count &+ 1) &* 2 > overlay.table.count {
             // Into a table twice as large (four slots for a node's first entry).
             let old = overlay.table
-            overlay.table = Array(repeating: .empty, count: capacity(for: overlay.count + 1))
+            overlay.table = emptyTable(capacity: capacity(for: overlay.count + 1))
             overlay.count = 0
             insert(contentsOf: old, into: &overlay, replacing: true)
         }
@@ -154,13 +155,6 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// that opening a child never copies more than this many entries of its parent's.
     @usableFromInline
     static let flattenThreshold = 16
-
-    /// The smallest table capacity that keeps `count` entries at most half full.
-    static func capacity(for count: Int) -> Int {
-        var capacity = 4
-        while capacity < count * 2 { capacity <<= 1 }
-        return capacity
-    }
 
     /// A node at `depth`, in `scope`, over `base`, whose overlay is a copy of this node's with
     /// room for one more entry.
