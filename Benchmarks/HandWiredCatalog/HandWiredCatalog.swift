@@ -40,7 +40,16 @@ enum HandWiredCatalog {
         router.add(middleware: RequestLogMiddleware(level: .debug))
         router.add(middleware: APIErrorMiddleware(routes: table))
         let layer = try ScopeLayer(environment)
-        if let root = layer.root(environment) { router.add(middleware: RequestScopeMiddleware(root: root)) }
+        if let root = layer.root(environment) {
+            // As ExampleServer's: a request that only reads runs in a read-only transaction, as
+            // the by-hand session does (`writing: false`); the default would take the writer.
+            router.add(
+                middleware: RequestScopeMiddleware(root: root) { values, request, _ in
+                    let readsOnly = request.method == .get || request.method == .head
+                    values.transactionMode = readsOnly ? .readOnly : .readWrite
+                }
+            )
+        }
         HandWiredAPI(store: store, layer: layer).addRoutes(to: router, table: table)
         // ExampleServer's channel: hummingbird-websocket's upgrade channel, guarded until the
         // first request head; no WebSocket route here.
