@@ -8,8 +8,9 @@
 #     repository from it, whose session is the scope's SQLiteSessionKey service.
 #   - ExampleServer, METRICS_ENABLED=false: all of the above, and its own overrides rule,
 #     routes and configuration.
-# Every round runs the four in a rotated order; the script ends with each server's median
-# ratio to `none` over the rounds, the figure to trust on a machine this noisy.
+# Every round runs the four in a rotated order; each row has the server's CPU time per request
+# (utime + stime around the run), and the script ends with each server's median ratios to `none`
+# over the rounds (throughput and CPU per request), the figures to trust on a machine this noisy.
 # Usage: bash Benchmarks/load-layers.sh      (DURATION=10 CONNECTIONS=64 ROUNDS=5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,27 +46,39 @@ done
 labels=("HandWiredCatalog, SCOPE_LAYER=none" "HandWiredCatalog, SCOPE_LAYER=scope" \
     "HandWiredCatalog, SCOPE_LAYER=session" "ExampleServer, metrics off")
 ports=(18122 18123 18124 18121)
+servers=("${pids[1]}" "${pids[2]}" "${pids[3]}" "${pids[0]}")
 rows=$workdir/rows
-echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx |"
-echo "|---|---:|---:|---:|"
+ticks_per_second=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx | CPU per request |"
+echo "|---|---:|---:|---:|---:|"
 for round in $(seq 1 "$rounds"); do
     for step in 0 1 2 3; do
         index=$(((step + round - 1) % 4))
-        wrk_row "${labels[$index]} (round $round)" "http://127.0.0.1:${ports[$index]}/movies/1" | tee -a "$rows"
+        # The server's CPU time (utime + stime) around the run, over the requests it answered.
+        before=$(cpu_ticks "${servers[$index]}")
+        row=$(wrk_row "${labels[$index]} (round $round)" "http://127.0.0.1:${ports[$index]}/movies/1")
+        after=$(cpu_ticks "${servers[$index]}")
+        cpu=$(awk -v b="$before" -v a="$after" -v r="$(cut -d'|' -f3 <<<"$row")" -v d="$duration" -v hz="$ticks_per_second" \
+            'BEGIN { printf "%.1f µs", (a - b) * 1e6 / hz / (r * d) }')
+        echo "$row $cpu |" | tee -a "$rows"
     done
 done
 echo
-echo "Median over the rounds of each server's throughput against SCOPE_LAYER=none in the same round:"
+echo "Median over the rounds of each server's throughput, and of its CPU per request, against"
+echo "SCOPE_LAYER=none in the same round:"
 python3 - "$rows" <<'PY'
 import re, statistics, sys
 rounds = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"\| (.*) \(round (\d+)\) \| ([\d.]+) \|", line)
+    m = re.match(r"\| (.*) \(round (\d+)\) \| ([\d.]+) \|.*\| ([\d.]+) µs \|$", line)
     if m:
-        rounds.setdefault(int(m.group(2)), {})[m.group(1)] = float(m.group(3))
+        rounds.setdefault(int(m.group(2)), {})[m.group(1)] = (float(m.group(3)), float(m.group(4)))
 names = list(next(iter(rounds.values())).keys())
 base = "HandWiredCatalog, SCOPE_LAYER=none"
-for name in sorted(names, key=lambda n: -statistics.median(r[n] / r[base] for r in rounds.values())):
-    ratios = [r[name] / r[base] for r in rounds.values()]
-    print(f"  {name}: {statistics.median(ratios):.2f}x  (rounds: {', '.join(f'{x:.2f}' for x in ratios)})")
+for name in sorted(names, key=lambda n: -statistics.median(r[n][0] / r[base][0] for r in rounds.values())):
+    ratios = [r[name][0] / r[base][0] for r in rounds.values()]
+    cpu = [r[name][1] / r[base][1] for r in rounds.values()]
+    print(f"  {name}: req/s {statistics.median(ratios):.2f}x  (rounds: {', '.join(f'{x:.2f}' for x in ratios)}); "
+          f"CPU per request {statistics.median(cpu):.2f}x  (rounds: {', '.join(f'{x:.2f}' for x in cpu)})")
 PY
