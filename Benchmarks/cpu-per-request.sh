@@ -59,14 +59,11 @@ cleanup() {
 }
 trap cleanup EXIT
 case " $databases " in *" postgres "*) source Benchmarks/postgres-cluster.sh ;; esac
-ticks_per_second=$(getconf CLK_TCK)
 server_cpu=() wrk_cpu=()
 if [ -n "${PIN:-}" ]; then server_cpu=(taskset -c 1) wrk_cpu=(taskset -c 0); fi
 printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
     "'{\"title\":\"Load\",\"year\":2001}'" >"$workdir/post.lua"
 
-# cpu_ticks PID: the process's user + system CPU time so far, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # measure PID URL [wrk options]: microseconds of the server's CPU per request over one wrk run.
 measure() {

@@ -15,3 +15,8 @@ wrk_row() {
     out=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "$@" "$url")
     echo "| $name | $(echo "$out" | awk '/Requests\/sec/ {print $2}') | $(echo "$out" | awk '$1 == "99%" {print $2}') | $(echo "$out" | awk '/Non-2xx/ {n = $5} END {print n + 0}') |"
 }
+
+# cpu_ticks PID: the process's user + system CPU time so far, in clock ticks
+# ($ticks_per_second of them a second).
+ticks_per_second=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

@@ -48,8 +48,6 @@ labels=("HandWiredCatalog, SCOPE_LAYER=none" "HandWiredCatalog, SCOPE_LAYER=scop
 ports=(18122 18123 18124 18121)
 servers=("${pids[1]}" "${pids[2]}" "${pids[3]}" "${pids[0]}")
 rows=$workdir/rows
-ticks_per_second=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 echo "| server (GET /movies/1, $connections connections, ${duration}s, wrk -t2) | req/s | p99 | non-2xx | CPU per request |"
 echo "|---|---:|---:|---:|---:|"
 for round in $(seq 1 "$rounds"); do

@@ -41,12 +41,12 @@ enum HandWiredCatalog {
         router.add(middleware: APIErrorMiddleware(routes: table))
         let layer = try ScopeLayer(environment)
         if let root = layer.root(environment) {
-            // As ExampleServer's: a request that only reads runs in a read-only transaction, as
-            // the by-hand session does (`writing: false`); the default would take the writer.
+            // ExampleServer's transaction modes: a request that only reads runs in a read-only
+            // transaction, as the by-hand session does (`writing: false`); the default would
+            // take the writer.
             router.add(
                 middleware: RequestScopeMiddleware(root: root) { values, request, _ in
-                    let readsOnly = request.method == .get || request.method == .head
-                    values.transactionMode = readsOnly ? .readOnly : .readWrite
+                    values.transactionMode = CatalogServer.transactionMode(for: request.method)
                 }
             )
         }

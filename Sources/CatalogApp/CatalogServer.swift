@@ -1,11 +1,11 @@
 import MovieCatalog
-import HTTPTypes
+package import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 package import Logging
 import Scoped
-import ScopedDatabase
+package import ScopedDatabase
 import ScopedHummingbird
 import ScopedPostgres
 import ScopedSQLite
@@ -158,10 +158,7 @@ package enum CatalogServer {
         }
         router.add(
             middleware: RequestScopeMiddleware(root: root, tenant: tenant) { values, request, context in
-                // A request that may write runs every statement in one write transaction; one
-                // that only reads sees one snapshot and never waits for a writer.
-                let readsOnly = request.method == .get || request.method == .head
-                values.transactionMode = readsOnly ? .readOnly : .readWrite
+                values.transactionMode = transactionMode(for: request.method)
                 try applyOverrideRule(
                     values.overrideRule,
                     to: &values,
@@ -203,6 +200,13 @@ package enum CatalogServer {
             DebugRoutes.add(to: routes, root: root, reloads: reloads, tenancy: configuration.tenants != nil)
         }
         return (router, table)
+    }
+
+    /// The transaction a request's session runs in: a request that may write runs every
+    /// statement in one write transaction; one that only reads sees one snapshot and never
+    /// waits for a writer.
+    package static func transactionMode(for method: HTTPRequest.Method) -> TransactionMode {
+        method == .get || method == .head ? .readOnly : .readWrite
     }
 
     /// The sample catalog's override header, parsed once.
