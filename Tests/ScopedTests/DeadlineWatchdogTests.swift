@@ -36,6 +36,20 @@ struct DeadlineWatchdogTests {
         #expect(fired.hasFired)
     }
 
+    /// A timeout longer than a count of nanoseconds can hold (a configuration's "never", say)
+    /// never expires, and registering it does not trap: the deadline adding it to the clock's
+    /// reading overflowed before session 35.
+    @Test func aTimeoutTooLongToCountNeverExpires() async throws {
+        let expired = Recorder<String>()
+        let far = watchdog.register(after: .seconds(Int64.max)) { expired.record("far") }
+        let fired = Signal()
+        _ = watchdog.register(after: .milliseconds(60)) { fired.fire() }
+        await fired.wait()
+        try await Task.sleep(for: watchdog.tick * 3)
+        #expect(expired.all.isEmpty)
+        #expect(watchdog.cancel(far))
+    }
+
     /// A deadline fires while every thread of Swift's cooperative pool is blocked.
     ///
     /// The case deadlines exist for: the threads blocked (in a statement, say) until the deadline

@@ -86,13 +86,13 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     /// enforced at most this late.
     package let tick: Duration
     private let tickNanoseconds: Int64
-    private let origin = ContinuousClock.now
+    private let origin = NanosecondClock.nanoseconds()
     private let state = Mutex(State())
     private let timer: any DispatchSourceTimer
 
     package init(tick: Duration) {
         self.tick = tick
-        tickNanoseconds = max(1, Self.nanoseconds(tick))
+        tickNanoseconds = max(1, NanosecondClock.nanoseconds(tick))
         timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Scoped deadlines"))
         timer.setEventHandler { [weak self] in self?.expireDue() }
         timer.activate()
@@ -103,8 +103,11 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     ///
     /// `expire` must end the work soon; it runs at most once, at most ``tick`` late.
     package func register(after timeout: Duration, expire: @escaping @Sendable () -> Void) -> Deadline {
-        // The first tick at or after the deadline.
-        let tick = (Self.nanoseconds(ContinuousClock.now + timeout - origin) + tickNanoseconds - 1) / tickNanoseconds
+        // The first tick at or after the deadline; a timeout too long for a word never expires.
+        let (nanoseconds, overflow) = (NanosecondClock.nanoseconds() - origin)
+            .addingReportingOverflow(NanosecondClock.nanoseconds(timeout))
+        let tick =
+            overflow ? Int64.max : nanoseconds / tickNanoseconds + (nanoseconds % tickNanoseconds > 0 ? 1 : 0)
         return state.withLock { state in
             // Never a tick already checked (a timeout of zero or less): the next one.
             let id = state.register(Entry(tick: max(tick, state.checkedTick + 1), expire: expire))
@@ -131,7 +134,7 @@ package final class DeadlineWatchdog: @unchecked Sendable {
 
     /// Ends what expired, on the timer's queue; stops the timer once nothing is registered.
     private func expireDue() {
-        let current = Self.nanoseconds(ContinuousClock.now - origin) / tickNanoseconds
+        let current = (NanosecondClock.nanoseconds() - origin) / tickNanoseconds
         let expired = state.withLock { state in
             let expired = state.takeExpired(upTo: current)
             if state.entries.isEmpty && state.isTicking {
@@ -141,10 +144,5 @@ package final class DeadlineWatchdog: @unchecked Sendable {
             return expired
         }
         for entry in expired { entry.expire() }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
