@@ -24,7 +24,7 @@ final class RootContext: Sendable {
     }
 
     /// A slot per registered app service, set once it is built: reading a built app service
-    /// takes no lock.
+    /// takes only its slot's lock, not the root's.
     ///
     /// A list, not a dictionary: a root has few app services, and comparing their identities
     /// costs less than hashing one.
@@ -49,9 +49,10 @@ final class RootContext: Sendable {
         return nil
     }
 
-    /// Publishes `box`, the built app service `id`, for reads that take no lock.
+    /// Publishes `box`, the built app service `id`, for reads that skip the construction's
+    /// bookkeeping.
     func publish(_ box: AnyValueBox, for id: ObjectIdentifier) {
-        if let slot = publishedSlot(for: id) { _ = slot.box.storeIfNil(box) }
+        publishedSlot(for: id)?.publish(box)
     }
 
     /// The open scopes of this root and of its predecessors, those not drained yet.

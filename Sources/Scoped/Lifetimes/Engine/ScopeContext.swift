@@ -197,8 +197,8 @@ package final class ScopeContext: Sendable {
         // always in flight, and a counter every build writes is shared by every core.)
         let chain = ConstructionChain.ofCurrentTask
         if chain.innermost != nil { try registry.dependencies.check(link, in: chain) }
-        // A built app service of the root: no lock.
-        if case .root(let root) = role, let box = root.publishedSlot(for: ObjectIdentifier(link.key))?.box.load(),
+        // A built app service of the root: its slot's lock only.
+        if case .root(let root) = role, let box = root.publishedSlot(for: ObjectIdentifier(link.key))?.published,
             !isClosed.load(ordering: .acquiring)
         {
             return box
