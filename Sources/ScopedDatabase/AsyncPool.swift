@@ -186,13 +186,24 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// Refuses new acquisitions, waits for every leased resource to come back, and returns
     /// all of them.
     package func close() async -> [Resource] {
-        let waiters = state.withLock { state -> [Waiter] in
+        let (waiters, drained) = state.withLock { state -> ([Waiter], Bool) in
             state.isClosed = true
             var waiters: [Waiter] = []
             while let waiter = state.dequeueOldest() { waiters.append(waiter) }
-            return waiters
+            return (waiters, state.leased == 0)
         }
         for waiter in waiters { waiter.resume(with: .failure(closedError())) }
+        // Nothing leased (a session's turn, closed after its last statement): no continuation
+        // to make, and none of the task's allocations it takes.
+        if !drained { await waitUntilDrained() }
+        return state.withLock { state in
+            defer { state.available = [] }
+            return state.available
+        }
+    }
+
+    /// Returns once every leased resource is back; the pool is closed.
+    private func waitUntilDrained() async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if state.leased == 0 { return true }
@@ -200,10 +211,6 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                 return false
             }
             if done { continuation.resume() }
-        }
-        return state.withLock { state in
-            defer { state.available = [] }
-            return state.available
         }
     }
 }
