@@ -140,12 +140,12 @@ package enum CatalogServer {
         // API error middleware: a failed request reaches them as an `APIError`, which carries
         // its status, so a 404 is counted and traced as a 404 and its error is recorded.
         if configuration.metricsEnabled { router.add(middleware: MetricsMiddleware()) }
-        // The tenant's ID, when there is one, goes into the span, and into the request's log
-        // line through the logger's metadata; the request's ID when spans are exported. (Each
-        // header recorded costs every request, also with no tracer: `TracingMiddleware` records
-        // into a no-op span too, 7 retains per request for this one.)
-        let recorded: [HTTPField.Name] =
-            configuration.otlp == nil ? [TenantHeader.name] : [.requestID, TenantHeader.name]
+        // The tenant's ID goes into the span when the server has tenants, and into the
+        // request's log line through the logger's metadata; the request's ID when spans are
+        // exported. Nothing else: each header recorded costs every request, also with no tracer
+        // (`TracingMiddleware` records into a no-op span too: 7 retains per request each).
+        var recorded: [HTTPField.Name] = configuration.otlp == nil ? [] : [.requestID]
+        if configuration.tenants != nil { recorded.append(TenantHeader.name) }
         router.add(middleware: TracingMiddleware(recordingHeaders: recorded))
         if configuration.tenants != nil { router.add(middleware: TenantHeader.Middleware()) }
         router.add(middleware: RequestLogMiddleware(level: .debug))
