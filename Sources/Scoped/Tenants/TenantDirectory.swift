@@ -109,8 +109,7 @@ final class TenantDirectory: Sendable {
     /// - Returns: whether a tenant is still open, so sweeping goes on.
     private func sweep(idleTimeout: Duration) -> Bool {
         let now = NanosecondClock.nanoseconds()
-        let timeout =
-            idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
+        let timeout = NanosecondClock.nanoseconds(idleTimeout)
         return state.withLock { state in
             for (id, tenant) in state.open {
                 guard let scopes = tenant.context.openScopes, scopes.count == 0, now - scopes.idleSince >= timeout
