@@ -45,20 +45,7 @@ else
 fi
 [ -x "$baseline" ] || { echo "no server at $baseline"; exit 1; }
 
-workdir=$(mktemp -d)
-pids=()
-stop_servers() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    pids=()
-}
-cleanup() {
-    stop_servers
-    if declare -F stop_postgres >/dev/null; then stop_postgres; fi
-    rm -rf "$workdir"
-}
-trap cleanup EXIT
-case " $databases " in *" postgres "*) source Benchmarks/postgres-cluster.sh ;; esac
+manage_servers
 server_cpu=() wrk_cpu=()
 if [ -n "${PIN:-}" ]; then server_cpu=(taskset -c 1) wrk_cpu=(taskset -c 0); fi
 printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \

@@ -20,3 +20,23 @@ wrk_row() {
 # ($ticks_per_second of them a second).
 ticks_per_second=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# manage_servers: a $workdir, the servers a script starts (their PIDs in $pids, stopped by
+# stop_servers with $stop_signal, TERM by default) and, when $databases names postgres, a
+# throwaway PostgreSQL cluster (POSTGRES_URL); all stopped and removed when the script exits.
+manage_servers() {
+    workdir=$(mktemp -d)
+    pids=()
+    trap stop_everything EXIT
+    case " $databases " in *" postgres "*) source Benchmarks/postgres-cluster.sh ;; esac
+}
+stop_servers() {
+    for pid in "${pids[@]}"; do kill -"${stop_signal:-TERM}" "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+}
+stop_everything() {
+    stop_servers
+    if declare -F stop_postgres >/dev/null; then stop_postgres; fi
+    rm -rf "$workdir"
+}
