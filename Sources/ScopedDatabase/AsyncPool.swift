@@ -1,39 +1,64 @@
-import Scoped
-import Synchronization
+public import Scoped
+public import Synchronization
 
 /// A set of resources handed out one task at a time: the database targets' connection pools,
 /// and the one turn that serializes a session's statements (``SessionLease``).
 ///
 /// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
+///
+/// What a request runs (a free resource taken, given back, the pool closed) is inlinable, and
+/// so specialized for the resource in the database target that calls it: run unspecialized,
+/// each `Mutex<State>` access looked up its generic metadata in the runtime's cache (about 340
+/// instructions a lookup here; BENCHMARKS.md, session 36). Waiting, the slow path, is not.
+@usableFromInline
 package final class AsyncPool<Resource: Sendable>: Sendable {
-    private struct Waiter {
-        let continuation: CheckedContinuation<Resource, any Error>
-        /// When it stops waiting, if it waits for at most a timeout.
-        var deadline: DeadlineWatchdog.Deadline?
+    /// A task waiting for a resource.
+    ///
+    /// A class, so that an optional waiter is a nullable reference: `CheckedContinuation`'s
+    /// layout is the concurrency library's, unknown to this module, and an optional struct that
+    /// holds one is tested through value witnesses that look up the continuation's metadata, on
+    /// every release, waiters or not (19 lookups a request, BENCHMARKS.md, session 36).
+    @usableFromInline
+    final class Waiter: Sendable {
+        @usableFromInline let continuation: CheckedContinuation<Resource, any Error>
+        /// When it stops waiting, if it waits for at most a timeout: set once, after it is
+        /// queued, with the pool locked, and read by whoever took it out of the queue.
+        @usableFromInline let deadline = Mutex<DeadlineWatchdog.Deadline?>(nil)
+
+        init(continuation: CheckedContinuation<Resource, any Error>) {
+            self.continuation = continuation
+        }
 
         /// Ends the wait: cancels its deadline and resumes the task; called once, by whoever
         /// took the waiter out of the queue.
+        @inlinable
         func resume(with result: Result<Resource, any Error>) {
-            if let deadline { DeadlineWatchdog.shared.cancel(deadline) }
+            if let deadline = deadline.withLock({ $0 }) { DeadlineWatchdog.shared.cancel(deadline) }
             continuation.resume(with: result)
         }
     }
 
-    private struct State {
-        var available: [Resource]
+    @usableFromInline
+    struct State {
+        @usableFromInline var available: [Resource]
         /// The waiters by ID, each found in O(1) by whoever takes it out.
         ///
         /// A release, a deadline or a cancellation takes a waiter out; `order` keeps their IDs in
         /// arrival order, and an ID whose waiter left early stays there and is skipped.
         /// Thousands wait at once under load: a scan per waiter made that quadratic, and starved
         /// the cooperative pool.
-        var waiters: [UInt64: Waiter] = [:]
-        var order: [UInt64] = []
-        var orderHead = 0
-        var nextWaiterID: UInt64 = 0
-        var leased = 0
-        var isClosed = false
-        var drainWaiters: [CheckedContinuation<Void, Never>] = []
+        @usableFromInline var waiters: [UInt64: Waiter] = [:]
+        @usableFromInline var order: [UInt64] = []
+        @usableFromInline var orderHead = 0
+        @usableFromInline var nextWaiterID: UInt64 = 0
+        @usableFromInline var leased = 0
+        @usableFromInline var isClosed = false
+        @usableFromInline var drainWaiters: [CheckedContinuation<Void, Never>] = []
+
+        @usableFromInline
+        init(available: [Resource]) {
+            self.available = available
+        }
 
         mutating func enqueue(_ waiter: Waiter, id: UInt64) {
             waiters[id] = waiter
@@ -46,6 +71,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
         }
 
         /// The longest waiter, taken out of the queue.
+        @inlinable
         mutating func dequeueOldest() -> Waiter? {
             while orderHead < order.count {
                 let id = order[orderHead]
@@ -64,13 +90,15 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
     /// How many resources the pool holds in all.
+    @usableFromInline
     package let size: Int
     /// What acquiring from a closed pool throws.
-    private let closedError: @Sendable () -> any Error
+    @usableFromInline let closedError: @Sendable () -> any Error
 
     /// A pool of `resources`, whose acquisitions throw `closedError()` once it is closed.
+    @inlinable
     package init(_ resources: [Resource], closedError: @escaping @Sendable () -> any Error) {
         state = Mutex(State(available: resources))
         size = resources.count
@@ -88,6 +116,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     ///
     /// - Throws: `timedOut()` when no resource came back within `timeout`; `CancellationError`
     ///   if the task is cancelled while waiting; the pool's closed error once it is closed.
+    @inlinable
     package func acquire(
         waitingAtMost timeout: Duration,
         timedOut: @escaping @Sendable () -> any Error
@@ -97,7 +126,8 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     }
 
     /// A free resource taken without waiting, or `nil` when none is free.
-    private func takeFree() throws -> Resource? {
+    @inlinable
+    func takeFree() throws -> Resource? {
         try state.withLock { state in
             if state.isClosed { throw closedError() }
             guard let resource = state.available.popLast() else { return nil }
@@ -110,6 +140,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     ///
     /// - Throws: `CancellationError` if the task is cancelled while waiting; the pool's
     ///   closed error once it is closed.
+    @inlinable
     package func acquire() async throws -> Resource {
         // Fast path: a free resource is taken without suspending the task.
         if let free = try takeFree() { return free }
@@ -118,7 +149,8 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
 
     /// Queues the calling task until a resource is handed to it, its deadline expires, it is
     /// cancelled or the pool closes.
-    private func wait(
+    @usableFromInline
+    func wait(
         timeout: Duration?,
         timedOut: (@Sendable () -> any Error)?
     ) async throws -> Resource {
@@ -146,8 +178,8 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
                     remove(id)?.resume(with: .failure(timedOut()))
                 }
                 let stillWaiting = state.withLock { state in
-                    guard state.waiters[id] != nil else { return false }
-                    state.waiters[id]?.deadline = deadline
+                    guard let waiter = state.waiters[id] else { return false }
+                    waiter.deadline.withLock { $0 = deadline }
                     return true
                 }
                 if !stillWaiting { DeadlineWatchdog.shared.cancel(deadline) }
@@ -164,6 +196,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     }
 
     /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
+    @inlinable
     package func release(_ resource: Resource) {
         let (waiter, drained) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
             if let waiter = state.dequeueOldest() { return (waiter, []) }
@@ -185,6 +218,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
 
     /// Refuses new acquisitions, waits for every leased resource to come back, and returns
     /// all of them.
+    @inlinable
     package func close() async -> [Resource] {
         let (waiters, drained) = state.withLock { state -> ([Waiter], Bool) in
             state.isClosed = true
@@ -203,7 +237,8 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     }
 
     /// Returns once every leased resource is back; the pool is closed.
-    private func waitUntilDrained() async {
+    @usableFromInline
+    func waitUntilDrained() async {
         await withCheckedContinuation { continuation in
             let done = state.withLock { state in
                 if state.leased == 0 { return true }

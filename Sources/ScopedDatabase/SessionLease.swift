@@ -1,5 +1,5 @@
-import Scoped
-import Synchronization
+public import Scoped
+public import Synchronization
 
 /// The part of a database session that ScopedSQLite and ScopedPostgres share: its turn, its
 /// lease, taken on the first statement and given up once, and its end.
@@ -12,22 +12,32 @@ import Synchronization
 /// waits for the one in flight, and hands back the lease for the session to commit or roll back
 /// on; from then on ``current()`` throws `ScopedError.scopeEnded`, and a lease made by a
 /// statement that raced the end is refused by ``store(_:)``, so nothing is leased after the end.
+///
+/// Inlinable, as ``AsyncPool`` is, so that the database target specializes it for its lease: a
+/// session's every statement takes its turn and reads its lease.
+@usableFromInline
 package final class SessionLease<Lease: Sendable>: Sendable {
-    private struct State {
-        var lease: Lease?
-        var isFinished = false
+    @usableFromInline
+    struct State {
+        @usableFromInline var lease: Lease?
+        @usableFromInline var isFinished = false
         /// A statement failed or ran out of time: the transaction cannot commit.
-        var isAborted = false
+        @usableFromInline var isAborted = false
+
+        @usableFromInline
+        init() {}
     }
 
-    private let state = Mutex(State())
-    private let turn: AsyncPool<Int>
+    @usableFromInline let state = Mutex(State())
+    @usableFromInline let turn: AsyncPool<Int>
     /// The session's entry, named by the errors it throws.
+    @usableFromInline
     package let entry: String
     /// How long a statement waits for its turn behind the session's other statements.
-    private let turnTimeout: Duration
+    @usableFromInline let turnTimeout: Duration
 
     /// A session read through `entry`, whose statements wait at most `turnTimeout` for their turn.
+    @inlinable
     package init(entry: String, turnTimeout: Duration) {
         self.entry = entry
         self.turnTimeout = turnTimeout
@@ -35,8 +45,14 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     }
 
     /// A statement's turn: no other statement of the session runs until it is given back.
+    @usableFromInline
     package struct Turn: Sendable {
-        fileprivate let permit: Int
+        @usableFromInline let permit: Int
+
+        @usableFromInline
+        init(permit: Int) {
+            self.permit = permit
+        }
     }
 
     /// Waits until no other statement of the session runs, and takes the turn; give it back
@@ -49,6 +65,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// - Throws: `ScopedError.scopeEnded` once the session has finished;
     ///   ``DatabaseTimeoutError`` (a `lease`: the wait was for the session's connection, bounded
     ///   by the lease timeout) when the turn did not come in time.
+    @inlinable
     package func takeTurn() async throws -> Turn {
         let entry = entry
         let timeout = turnTimeout
@@ -59,6 +76,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     }
 
     /// Gives back the turn ``takeTurn()`` took: the next statement waiting runs.
+    @inlinable
     package func endTurn(_ taken: Turn) {
         turn.release(taken.permit)
     }
@@ -66,6 +84,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// The lease, if one was taken.
     ///
     /// - Throws: `ScopedError.scopeEnded` once the session has finished.
+    @inlinable
     package func current() throws -> Lease? {
         try state.withLock { state in
             guard !state.isFinished else { throw ScopedError.scopeEnded(entry: entry) }
@@ -76,6 +95,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// Makes `lease` the session's lease, or clears it.
     ///
     /// - Returns: `false` when the session finished first: the caller gives `lease` back.
+    @inlinable
     package func store(_ lease: Lease?) -> Bool {
         state.withLock { state in
             guard !state.isFinished else { return false }
@@ -85,6 +105,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     }
 
     /// Records that the transaction failed and cannot commit.
+    @inlinable
     package func markAborted() {
         state.withLock { $0.isAborted = true }
     }
@@ -94,6 +115,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
 
     /// Refuses every later statement, waits for the one in flight, and returns the lease to
     /// end, with whether the transaction failed.
+    @inlinable
     package func finish() async -> (lease: Lease?, isAborted: Bool) {
         _ = await turn.close()
         return state.withLock { state in

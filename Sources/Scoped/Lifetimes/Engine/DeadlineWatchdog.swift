@@ -9,6 +9,7 @@ import Synchronization
 /// libdispatch runs a serial queue on an overcommitting thread, so a deadline fires even when
 /// every thread of Swift's cooperative pool is blocked in a statement, which is when it matters
 /// most; and registering one creates no task, so a bounded close costs a request no timer task.
+@usableFromInline
 package final class DeadlineWatchdog: @unchecked Sendable {
     // `@unchecked Sendable`: the Dispatch timer is safe to schedule from any thread, and is
     // scheduled only with `state` locked; the rest is immutable or in `state`.
@@ -80,6 +81,7 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     }
 
     /// The process's watchdog.
+    @usableFromInline
     package static let shared = DeadlineWatchdog(tick: .milliseconds(20))
 
     /// How often the timer looks for expired deadlines while any is registered: a deadline is
@@ -123,11 +125,13 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     /// Cancels `deadline`; returns `false` when it had expired already (its `expire` has run or
     /// is running).
     @discardableResult
+    @usableFromInline
     package func cancel(_ deadline: Deadline) -> Bool {
         state.withLock { $0.entries.removeValue(forKey: deadline.id) != nil }
     }
 
     /// A registered deadline.
+    @usableFromInline
     package struct Deadline: Sendable {
         fileprivate let id: UInt64
     }
