@@ -55,7 +55,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
         @usableFromInline var isClosed = false
         @usableFromInline var drainWaiters: [CheckedContinuation<Void, Never>] = []
 
-        @usableFromInline
+        @inlinable
         init(available: [Resource]) {
             self.available = available
         }

@@ -24,11 +24,11 @@ package final class SessionLease<Lease: Sendable>: Sendable {
         /// A statement failed or ran out of time: the transaction cannot commit.
         @usableFromInline var isAborted = false
 
-        @usableFromInline
+        @inlinable
         init() {}
     }
 
-    @usableFromInline let state = Mutex(State())
+    @usableFromInline let state: Mutex<State>
     @usableFromInline let turn: AsyncPool<Int>
     /// The session's entry, named by the errors it throws.
     @usableFromInline
@@ -39,6 +39,8 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     /// A session read through `entry`, whose statements wait at most `turnTimeout` for their turn.
     @inlinable
     package init(entry: String, turnTimeout: Duration) {
+        // Here, not as the property's initial value, which is not inlinable: specialized.
+        self.state = Mutex(State())
         self.entry = entry
         self.turnTimeout = turnTimeout
         self.turn = AsyncPool([0]) { ScopedError.scopeEnded(entry: entry) }
