@@ -80,21 +80,13 @@ for database in $databases; do
         baseline_env=()
         # Another ExampleServer as the baseline runs as this one does, on a database of its own.
         [ -z "${BEFORE:-}" ] || baseline_env=(APP_ENV="$profile" METRICS_ENABLED=false)
-        if [ "$database" = postgres ]; then
-            example_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
-            baseline_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
-        else
-            rm -f "$workdir"/*.sqlite*
-            example_env+=(DATABASE_PATH="$workdir/example.sqlite")
-            baseline_env+=(DATABASE_PATH="$workdir/handwired.sqlite")
-        fi
+        rm -f "$workdir"/*.sqlite*
+        add_database_env "$database"
         # The development profile migrates and seeds the database; the production profile then
         # serves the seeded one, and the hand-wired server a copy of it (or the same cluster).
         start "$bin/ExampleServer" 18151 "${example_env[@]/APP_ENV=$profile/APP_ENV=development}"
         stop_servers
-        if [ "$database" = sqlite ]; then
-            for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
-        fi
+        if [ "$database" = sqlite ]; then copy_seeded_database; fi
         start "$bin/ExampleServer" 18151 "${example_env[@]}"
         start "$baseline" 18152 "${baseline_env[@]}"
         for route in $routes; do

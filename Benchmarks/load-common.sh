@@ -40,3 +40,20 @@ stop_everything() {
     if declare -F stop_postgres >/dev/null; then stop_postgres; fi
     rm -rf "$workdir"
 }
+
+# add_database_env DATABASE: appends to $example_env and $baseline_env what points ExampleServer
+# and the server it is compared with at DATABASE: the throwaway cluster both share, or a SQLite
+# file each in $workdir (the baseline's a copy of the seeded one: copy_seeded_database).
+add_database_env() {
+    if [ "$1" = postgres ]; then
+        example_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
+        baseline_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
+    else
+        example_env+=(DATABASE_PATH="$workdir/example.sqlite")
+        baseline_env+=(DATABASE_PATH="$workdir/handwired.sqlite")
+    fi
+}
+# copy_seeded_database: the baseline's SQLite file, and its WAL, copied from ExampleServer's.
+copy_seeded_database() {
+    for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
+}

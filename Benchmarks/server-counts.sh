@@ -55,21 +55,13 @@ case " $databases " in *" postgres "*) source Benchmarks/postgres-cluster.sh ;; 
 # start_servers DATABASE: ExampleServer on 18141 (development: it migrates and seeds), then
 # HandWiredCatalog on 18142, on a copy of the seeded SQLite file or on the same cluster.
 start_servers() {
-    local example_env=(APP_ENV=development METRICS_ENABLED=false) handwired_env=()
-    if [ "$1" = postgres ]; then
-        example_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
-        handwired_env+=(DATABASE_KIND=postgres DATABASE_URL="$POSTGRES_URL")
-    else
-        example_env+=(DATABASE_PATH="$workdir/example.sqlite")
-        handwired_env+=(DATABASE_PATH="$workdir/handwired.sqlite")
-    fi
+    local example_env=(APP_ENV=development METRICS_ENABLED=false) baseline_env=()
+    add_database_env "$1"
     env "${example_env[@]}" HTTP_PORT=18141 "$bin/ExampleServer" >"$workdir/example-$1.log" 2>&1 &
     pids+=($!)
     wait_for http://127.0.0.1:18141/movies/1
-    if [ "$1" = sqlite ]; then
-        for file in "$workdir"/example.sqlite*; do cp "$file" "${file/example.sqlite/handwired.sqlite}"; done
-    fi
-    env "${handwired_env[@]}" HTTP_PORT=18142 "$bin/HandWiredCatalog" >"$workdir/handwired-$1.log" 2>&1 &
+    if [ "$1" = sqlite ]; then copy_seeded_database; fi
+    env "${baseline_env[@]}" HTTP_PORT=18142 "$bin/HandWiredCatalog" >"$workdir/handwired-$1.log" 2>&1 &
     pids+=($!)
     wait_for http://127.0.0.1:18142/movies/1
 }
