@@ -223,6 +223,11 @@ struct CatalogLiveTests {
                 #expect(String(buffer: response.body).contains(" --> "))
             }
             try await client.execute(uri: "/debug/graph?format=svg", method: .get) { response in
+                #expect(response.headers[.contentType] == "image/svg+xml")
+                #expect(String(buffer: response.body).hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+                #expect(String(buffer: response.body).contains(">\(session)</text>"))
+            }
+            try await client.execute(uri: "/debug/graph?format=png", method: .get) { response in
                 response.expectError(.badRequest, code: "invalid_query", field: "format")
             }
         }

@@ -1,3 +1,5 @@
+import Foundation
+import FoundationXML
 import Scoped
 import ScopedTestSupport
 import Testing
@@ -99,6 +101,25 @@ struct DependencyGraphTests {
         #expect(graph.mermaid.contains("    \(ids[captive]!) -. captive dependency .-> \(ids[session]!)\n"))
         #expect(graph.mermaid.contains("    \(ids[clock]!)[\"\(clock)<br/>(app)\"]\n"))
     }
+
+    @Test func theGraphRendersAsAnSVGWithReadersLeftOfWhatTheyRead() async throws {
+        let root = ScopeRoot(services: [CaptiveRepositoryKey.self, GraphSessionKey.self])
+        _ = await root.validate()
+        let graph = root.dependencyGraph()
+        let picture = try SVGPicture(graph.svg)
+        // Every service is drawn once, named, with its lifetime under its name.
+        #expect(picture.texts.filter { graph.services.map(\.name).contains($0.text) }.count == graph.services.count)
+        #expect(picture.texts.contains { $0.text == "(scope)" } && picture.texts.contains { $0.text == "(app)" })
+        // A reader stands left of what it reads, so every served edge points right.
+        for edge in graph.edges {
+            let (from, to) = (try #require(picture.x(of: edge.from)), try #require(picture.x(of: edge.to)))
+            #expect(from < to, "\(edge.from) is drawn at \(from), right of \(edge.to) at \(to)")
+        }
+        // One path per edge; the refused read is the one red dashed path, labelled.
+        #expect(picture.paths.count == graph.edges.count + 1)  // + the arrow head's
+        #expect(picture.paths.filter { $0["stroke-dasharray"] != nil && $0["stroke"] == "#c00" }.count == 1)
+        #expect(picture.texts.contains { $0.text == "captive dependency" })
+    }
 }
 
 /// The start-up report: how long each app service took to build.
@@ -111,5 +132,41 @@ struct AppServiceBuildReportTests {
         #expect(builds[0].duration >= .milliseconds(20))  // SlowAppKey sleeps 20 ms while it builds
         #expect(builds[1].duration < builds[0].duration)
         #expect(root.dependencyGraph().services.first { $0.name == GraphSessionKey.name }?.buildDuration == nil)
+    }
+}
+
+/// An SVG document's texts (with their x) and paths, read with an XML parser: what a browser
+/// would draw, checked without one.
+private final class SVGPicture: NSObject, XMLParserDelegate {
+    var texts: [(text: String, x: Double)] = []
+    var paths: [[String: String]] = []
+    private var openText: (text: String, x: Double)?
+
+    init(_ svg: String) throws {
+        super.init()
+        let parser = XMLParser(data: Data(svg.utf8))
+        parser.delegate = self
+        guard parser.parse() else { throw parser.parserError ?? CocoaError(.coderReadCorrupt) }
+    }
+
+    /// The x of the name drawn for `service` (the middle of its box).
+    func x(of service: String) -> Double? { texts.first { $0.text == service }?.x }
+
+    func parser(
+        _ parser: XMLParser,
+        didStartElement element: String,
+        namespaceURI: String?,
+        qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        if element == "text" { openText = ("", Double(attributes["x"] ?? "") ?? .nan) }
+        if element == "path" { paths.append(attributes) }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { openText?.text += string }
+
+    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+        if element == "text", let text = openText { texts.append(text) }
+        if element == "text" { openText = nil }
     }
 }

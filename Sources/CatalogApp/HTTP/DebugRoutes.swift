@@ -28,19 +28,21 @@ enum DebugRoutes {
             return try JSONResponse.make(["closeTimeout": "\(HangingCloseProbeKey.closeTimeout ?? .zero)"])
         }
         // The services validation built at start-up, and which read which: `?format=` json
-        // (the default), dot (Graphviz: `dot -Tpng`) or mermaid.
+        // (the default), svg (a picture any browser shows), dot (Graphviz: `dot -Tpng`) or mermaid.
         routes.on(.get, "/debug/graph") { request, _ in
             let graph = root.current.dependencyGraph()
             switch request.uri.queryParameters.get("format") ?? "json" {
             case "json":
                 return try JSONResponse.make(graph)
+            case "svg":
+                return text(graph.svg, contentType: "image/svg+xml")
             case "dot":
                 return text(graph.dot, contentType: "text/vnd.graphviz; charset=utf-8")
             case "mermaid":
                 return text(graph.mermaid, contentType: "text/plain; charset=utf-8")
             default:
                 throw APIError.badRequest(
-                    "format must be one of: json, dot, mermaid.",
+                    "format must be one of: json, svg, dot, mermaid.",
                     field: "format",
                     code: "invalid_query"
                 )

@@ -129,11 +129,4 @@ public struct DependencyGraph: Hashable, Sendable, Codable {
         }
         return lines.joined(separator: "\n") + "\n"
     }
-
-    private static func label(_ refusal: Refusal) -> String {
-        switch refusal {
-        case .cycle: "cycle"
-        case .captiveDependency: "captive dependency"
-        }
-    }
 }
