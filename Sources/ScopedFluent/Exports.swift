@@ -1,0 +1,6 @@
+// What every user of this module needs with it: `import ScopedFluent` alone gives a file the
+// core's ScopedValues, ScopeRoot, @Entry and the rest, and what both database layers share
+// (`TransactionMode`, `DatabaseTimeoutError`). (An underscored attribute, as Vapor and
+// postgres-nio use it: Swift has no other spelling of a re-export yet.)
+@_documentation(visibility: internal) @_exported import Scoped
+@_documentation(visibility: internal) @_exported import ScopedDatabase

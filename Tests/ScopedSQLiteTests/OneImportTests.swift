@@ -1,0 +1,21 @@
+import ScopedSQLite
+import Testing
+
+// This file imports nothing of Scoped but `ScopedSQLite`: it compiles only while that one import
+// gives a file the core, as the README's Install section promises.
+
+private enum OneImportGreetingKey: ScopedKey {
+    static let defaultValue = "Hello"
+}
+
+@Test func importingSQLiteAloneGivesTheCore() async throws {
+    let root = ScopeRoot()
+    let read = try await root.withScope {
+        withScopedValues({ $0[OneImportGreetingKey.self] = "Ahoy" }) { ScopedValues.current[OneImportGreetingKey.self] }
+    }
+    #expect(read == "Ahoy")
+    #expect(ScopedValues.current[OneImportGreetingKey.self] == "Hello")
+    // And what both database layers share (ScopedDatabase).
+    #expect(TransactionMode.readOnly != TransactionMode.readWrite)
+    await root.shutdown()
+}
