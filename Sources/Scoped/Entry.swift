@@ -33,4 +33,26 @@ public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro"
 @attached(accessor, names: named(get), named(set))
 @attached(peer, names: prefixed(__Key_))
 public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
+#else
+/// `@Entry` needs the Scoped package's `Macros` trait; this stand-in only makes the compiler say so.
+///
+/// Without the trait, declare the entry with a hand-written ``ScopedKey`` (its documentation
+/// shows how), or add the trait: `.package(url: …, from: …, traits: ["Macros"])`.
+@available(
+    *,
+    unavailable,
+    message:
+        "@Entry needs the Scoped package's \"Macros\" trait: .package(url: …, from: …, traits: [\"Macros\"]); or declare the entry with a ScopedKey"
+)
+@propertyWrapper
+public struct Entry<Value> {
+    /// Never read: the type is unavailable.
+    public var wrappedValue: Value
+
+    /// Never called: the type is unavailable.
+    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
+
+    /// Never called: the type is unavailable.
+    public init(wrappedValue: Value, testValue: Value) { self.wrappedValue = wrappedValue }
+}
 #endif
