@@ -10,8 +10,8 @@ import ScopedTestSupport
 import ScopedTesting
 import Testing
 
-// The README's application and its test, compiled and run. `readmeShowsThisApplication` keeps
-// the README's snippets identical to the code between the markers.
+// The application and its test that ScopedHummingbird's landing page shows, compiled and run.
+// `articleShowsThisApplication` keeps the article's snippets identical to the code between the markers.
 
 protocol NoteRepository: Sendable { func titles() async throws -> [String] }
 
@@ -39,7 +39,7 @@ let noteMigrations = [
     )
 ]
 
-// README-APPLICATION-BEGIN
+// ARTICLE-APPLICATION-BEGIN
 func buildApplication(databasePath: String, logger: Logger) -> some ApplicationProtocol {
     let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
         $0.sqliteConfiguration = SQLiteConfiguration(path: databasePath, migrations: noteMigrations)
@@ -55,9 +55,9 @@ func buildApplication(databasePath: String, logger: Logger) -> some ApplicationP
     app.addScopeRoot(ScopeRootService(root: root, logger: logger))
     return app
 }
-// README-APPLICATION-END
+// ARTICLE-APPLICATION-END
 
-// README-APPLICATION-TEST-BEGIN
+// ARTICLE-APPLICATION-TEST-BEGIN
 @Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
 func listsTheNotes() async throws {
     let app = buildApplication(databasePath: "notes.sqlite", logger: Logger(label: "test"))
@@ -66,7 +66,7 @@ func listsTheNotes() async throws {
         #expect(String(buffer: response.body) == "Buy milk")
     }
 }
-// README-APPLICATION-TEST-END
+// ARTICLE-APPLICATION-TEST-END
 
 struct ReadmeApplicationExampleTests {
     private let warningsOnly = {
@@ -98,24 +98,34 @@ struct ReadmeApplicationExampleTests {
         #expect(!FileManager.default.fileExists(atPath: folder.path("notes.sqlite")))
     }
 
-    @Test func readmeShowsThisApplication() throws {
+    @Test func articleShowsThisApplication() throws {
         let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+        let article = try String(
+            contentsOf: root.appending(path: "Sources/ScopedHummingbird/ScopedHummingbird.docc/ScopedHummingbird.md"),
+            encoding: .utf8
+        )
         let source = try String(contentsOf: URL(filePath: #filePath), encoding: .utf8)
-        for marker in ["README-APPLICATION", "README-APPLICATION-TEST"] {
+        for marker in ["ARTICLE-APPLICATION", "ARTICLE-APPLICATION-TEST"] {
             let begin = try #require(source.range(of: "// \(marker)-BEGIN\n"))
             let end = try #require(source.range(of: "// \(marker)-END"))
             let snippet = String(source[begin.upperBound..<end.lowerBound])
-            #expect(readme.contains("```swift\n" + snippet + "```"), "README.md must show \(marker) unchanged")
+            #expect(
+                article.contains("```swift\n" + snippet + "```"),
+                "ScopedHummingbird.md must show \(marker) unchanged"
+            )
         }
+        #expect(
+            try ArticleSnippets.inArticle("Sources/ScopedHummingbird/ScopedHummingbird.docc/ScopedHummingbird.md").count
+                == 2
+        )
         // Testing.md shows the same test.
         let testing = try String(
             contentsOf: root.appending(path: "Sources/Scoped/Scoped.docc/Testing.md"),
             encoding: .utf8
         )
-        let begin = try #require(source.range(of: "// README-APPLICATION-TEST-BEGIN\n"))
-        let end = try #require(source.range(of: "// README-APPLICATION-TEST-END"))
+        let begin = try #require(source.range(of: "// ARTICLE-APPLICATION-TEST-BEGIN\n"))
+        let end = try #require(source.range(of: "// ARTICLE-APPLICATION-TEST-END"))
         #expect(testing.contains("```swift\n" + source[begin.upperBound..<end.lowerBound] + "```"))
     }
 }

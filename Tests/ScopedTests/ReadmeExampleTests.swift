@@ -94,4 +94,35 @@ struct ReadmeExampleTests {
             }
         }
     }
+
+    /// The README is a front door: at most 150 lines, and every file it links exists.
+    @Test func readmeIsShortAndEveryLinkedFileExists() throws {
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appending(path: "README.md"), encoding: .utf8)
+        #expect(readme.split(separator: "\n", omittingEmptySubsequences: false).count <= 151)
+        let links = readme.matches(of: /\]\(([^)#:]+)\)/).map { String($0.1) }
+        #expect(links.count >= 10)
+        for link in links {
+            #expect(FileManager.default.fileExists(atPath: root.appending(path: link).path), "README links \(link)")
+        }
+    }
+
+    /// `.spi.yml` documents every library product, and scripts/symbol-graphs (which the
+    /// documentation site and the public-API check read) lists the same ones.
+    @Test func everyProductIsDocumentedAndItsAPIRecorded() throws {
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let manifest = try String(contentsOf: root.appending(path: "Package.swift"), encoding: .utf8)
+        let declared = Set(manifest.matches(of: /\.library\(name: "(\w+)"/).map { String($0.1) })
+        let spi = try String(contentsOf: root.appending(path: ".spi.yml"), encoding: .utf8)
+        let documented = spi.split(separator: "\n").compactMap { $0.wholeMatch(of: /\s+- (\w+)/)?.1 }
+        #expect(Set(documented.map(String.init)) == declared)
+        let script = try String(contentsOf: root.appending(path: "scripts/symbol-graphs"), encoding: .utf8)
+        let list = try #require(script.firstMatch(of: /targets=\(([^)]*)\)/)).1
+        #expect(Set(list.split(whereSeparator: \.isWhitespace).map(String.init)) == declared)
+        for product in declared {
+            #expect(FileManager.default.fileExists(atPath: root.appending(path: "PublicAPI/\(product).txt").path))
+        }
+    }
 }
