@@ -34,25 +34,26 @@ public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro"
 @attached(peer, names: prefixed(__Key_))
 public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
 #else
-/// `@Entry` needs the Scoped package's `Macros` trait; this stand-in only makes the compiler say so.
-///
-/// Without the trait, declare the entry with a hand-written ``ScopedKey`` (its documentation
-/// shows how), or add the trait: `.package(url: …, from: …, traits: ["Macros"])`.
+// Without the trait there is no macro to expand: these declarations only make the compiler name
+// the trait where `@Entry` is used. (It also warns here that their plug-in is missing; SwiftPM
+// does not show a package dependency's warnings to the package that depends on it.)
 @available(
     *,
     unavailable,
     message:
         "@Entry needs the Scoped package's \"Macros\" trait: .package(url: …, from: …, traits: [\"Macros\"]); or declare the entry with a ScopedKey"
 )
-@propertyWrapper
-public struct Entry<Value> {
-    /// Never read: the type is unavailable.
-    public var wrappedValue: Value
+@attached(accessor, names: named(get), named(set))
+@attached(peer, names: prefixed(__Key_))
+public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
 
-    /// Never called: the type is unavailable.
-    public init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
-
-    /// Never called: the type is unavailable.
-    public init(wrappedValue: Value, testValue: Value) { self.wrappedValue = wrappedValue }
-}
+@available(
+    *,
+    unavailable,
+    message:
+        "@Entry needs the Scoped package's \"Macros\" trait: .package(url: …, from: …, traits: [\"Macros\"]); or declare the entry with a ScopedKey"
+)
+@attached(accessor, names: named(get), named(set))
+@attached(peer, names: prefixed(__Key_))
+public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
 #endif
