@@ -31,7 +31,7 @@ package enum CatalogServer {
     ///   that was not registered.
     static func makeRoot(
         _ configuration: AppConfiguration,
-        base: ScopedValues = .testScopeOrDefaults,
+        base: ScopedValues? = nil,
         instrumentation: ScopeInstrumentation? = nil,
         logger: Logger = Logger(label: "catalog")
     ) throws -> ScopeRoot {

@@ -37,18 +37,20 @@ public struct RPCScopeInterceptor: ServerInterceptor {
     /// tenant is opened.
     public typealias TenantResolver = @Sendable (ServerContext, Metadata) throws -> TenantID?
 
-    private let root: @Sendable () -> ScopeRoot
+    private let root: any ScopeRootSource
     private let tenant: TenantResolver?
     private let update: Update
 
-    /// Opens RPC scopes on `root`.
+    /// Opens RPC scopes on `root`: a `ScopeRoot`, or a `ReloadableScopeRoot` whose current
+    /// root each new RPC opens on, so a reload takes effect for new RPCs while those in
+    /// flight keep the root they started with.
     ///
     /// - Parameters:
     ///   - root: the application root every RPC's scope is a child of.
     ///   - update: changes each RPC's scope as it opens, given its context (the method, the
     ///     peer) and the client's metadata; an error it throws fails the RPC with that error.
-    public init(root: ScopeRoot, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root }, tenant: nil, update: update)
+    public init(root: some ScopeRootSource, update: @escaping Update = { _, _, _ in }) {
+        self.init(root: root, tenant: nil, update: update)
     }
 
     /// Opens RPC scopes on `root`, each for the tenant `tenant` says.
@@ -59,23 +61,7 @@ public struct RPCScopeInterceptor: ServerInterceptor {
     ///     resolver that returns `nil`, for none (see `Tenancy`).
     ///   - update: changes each RPC's scope as it opens, given its context and the client's
     ///     metadata; an error it throws fails the RPC with that error.
-    public init(root: ScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root }, tenant: tenant, update: update)
-    }
-
-    /// Opens RPC scopes on the current root of `root`, so a reload takes effect for new RPCs
-    /// while RPCs in flight keep the root they started with.
-    public init(root: ReloadableScopeRoot, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root.current }, tenant: nil, update: update)
-    }
-
-    /// Opens RPC scopes on the current root of `root`, each for the tenant `tenant` says; see
-    /// the initializer on a `ScopeRoot` for the parameters.
-    public init(root: ReloadableScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root.current }, tenant: tenant, update: update)
-    }
-
-    private init(root: @escaping @Sendable () -> ScopeRoot, tenant: TenantResolver?, update: @escaping Update) {
+    public init(root: some ScopeRootSource, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
         self.root = root
         self.tenant = tenant
         self.update = update
@@ -100,7 +86,7 @@ public struct RPCScopeInterceptor: ServerInterceptor {
             values.requestID = Self.requestID(of: request.metadata)
             try update(&values, context, request.metadata)
         }
-        let scope = try root().openScope(tenant: try tenant?(context, request.metadata), setUp)
+        let scope = try root.current.openScope(tenant: try tenant?(context, request.metadata), setUp)
         let cancellation = context.cancellation
         // An outcome that names a cancelled RPC as cancelled, whatever its handler threw.
         let outcome: @Sendable (any Error) -> ScopeOutcome = { error in

@@ -83,7 +83,7 @@ extension HTTPField.Name {
 
 /// The ID ``RequestIDMiddleware`` gave the request being handled, so that the request scope
 /// need not format Hummingbird's ID again.
-package enum CurrentRequestID {
+enum CurrentRequestID {
     /// The ID, inside ``RequestIDMiddleware``'s `next`; `nil` outside it.
-    @TaskLocal package static var value: String?
+    @TaskLocal static var value: String?
 }

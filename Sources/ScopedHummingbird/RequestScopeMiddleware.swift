@@ -46,18 +46,20 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     /// anything of a tenant is opened.
     public typealias TenantResolver = @Sendable (Request, Context) throws -> TenantID?
 
-    private let root: @Sendable () -> ScopeRoot
+    private let root: any ScopeRootSource
     private let tenant: TenantResolver?
     private let update: Update
 
-    /// Opens request scopes on `root`.
+    /// Opens request scopes on `root`: a `ScopeRoot`, or a `ReloadableScopeRoot` whose current
+    /// root each new request opens on, so a reload takes effect for new requests while requests
+    /// in flight keep the root they started with.
     ///
     /// - Parameters:
     ///   - root: the application root every request scope is a child of.
     ///   - update: changes each request's scope as it opens; an error it throws fails the
     ///     request with that error.
-    public init(root: ScopeRoot, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root }, tenant: nil, update: update)
+    public init(root: some ScopeRootSource, update: @escaping Update = { _, _, _ in }) {
+        self.init(root: root, tenant: nil, update: update)
     }
 
     /// Opens request scopes on `root`, each for the tenant `tenant` says.
@@ -69,23 +71,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     ///     values, and its tenant services are the tenant's (see `Tenancy`).
     ///   - update: changes each request's scope as it opens; an error it throws fails the
     ///     request with that error.
-    public init(root: ScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root }, tenant: tenant, update: update)
-    }
-
-    /// Opens request scopes on the current root of `root`, so a reload takes effect for new
-    /// requests while requests in flight keep the root they started with.
-    public init(root: ReloadableScopeRoot, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root.current }, tenant: nil, update: update)
-    }
-
-    /// Opens request scopes on the current root of `root`, each for the tenant `tenant` says;
-    /// see the initializer on a `ScopeRoot` for the parameters.
-    public init(root: ReloadableScopeRoot, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
-        self.init(root: { root.current }, tenant: tenant, update: update)
-    }
-
-    private init(root: @escaping @Sendable () -> ScopeRoot, tenant: TenantResolver?, update: @escaping Update) {
+    public init(root: some ScopeRootSource, tenant: TenantResolver?, update: @escaping Update = { _, _, _ in }) {
         self.root = root
         self.tenant = tenant
         self.update = update
@@ -118,7 +104,7 @@ public struct RequestScopeMiddleware<Context: RequestContext>: RouterMiddleware 
     /// Synchronous, and passed its closure directly: the async `handle` then keeps no copy of
     /// the request or of its generic context in its frame.
     private func openScope(for request: Request, context: Context) throws -> Scope {
-        try root()
+        try root.current
             .openScope(tenant: try tenant?(request, context)) { values in
                 values.requestID = CurrentRequestID.value ?? context.id
                 try update(&values, request, context)

@@ -5,7 +5,9 @@ public import Scoped
 import ScopedHummingbird
 
 extension RouterMethods where Context: WebSocketRequestContext {
-    /// Adds a WebSocket route whose every connection runs in its own scope, a child of `root`.
+    /// Adds a WebSocket route whose every connection runs in its own scope, a child of `root`
+    /// (for a `ReloadableScopeRoot`, of the root current when it connects: a connection keeps
+    /// that root for its lifetime, across reloads).
     ///
     /// The connection's scope holds the upgrade request's ID (`ScopedValues.requestID`:
     /// a client's `X-Request-ID` that `RequestIDMiddleware` accepted, else
@@ -42,7 +44,7 @@ extension RouterMethods where Context: WebSocketRequestContext {
     @discardableResult
     public func ws(
         _ path: RouterPath = "",
-        root: ScopeRoot,
+        root: some ScopeRootSource,
         tenant: (@Sendable (Request, Context) throws -> TenantID?)? = nil,
         update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void = { _, _, _ in },
         shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade = { _, _ in
@@ -52,34 +54,7 @@ extension RouterMethods where Context: WebSocketRequestContext {
     ) -> Self {
         ws(
             path,
-            currentRoot: { root },
-            tenant: tenant,
-            update: update,
-            shouldUpgrade: shouldUpgrade,
-            onUpgrade: handler
-        )
-    }
-
-    /// Adds a WebSocket route whose every connection runs in its own scope, a child of the root
-    /// current when it connects: a connection keeps that root for its lifetime, across reloads.
-    ///
-    /// The parameters are those of the overload that takes a `ScopeRoot`.
-    ///
-    /// - Returns: the router, to add more routes.
-    @discardableResult
-    public func ws(
-        _ path: RouterPath = "",
-        root: ReloadableScopeRoot,
-        tenant: (@Sendable (Request, Context) throws -> TenantID?)? = nil,
-        update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void = { _, _, _ in },
-        shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade = { _, _ in
-            .upgrade([:])
-        },
-        onUpgrade handler: @escaping WebSocketDataHandler<WebSocketRouterContext<Context>>
-    ) -> Self {
-        ws(
-            path,
-            currentRoot: { root.current },
+            currentRoot: root,
             tenant: tenant,
             update: update,
             shouldUpgrade: shouldUpgrade,
@@ -89,7 +64,7 @@ extension RouterMethods where Context: WebSocketRequestContext {
 
     private func ws(
         _ path: RouterPath,
-        currentRoot: @escaping @Sendable () -> ScopeRoot,
+        currentRoot: any ScopeRootSource,
         tenant: (@Sendable (Request, Context) throws -> TenantID?)?,
         update: @escaping @Sendable (inout ScopedValues, Request, Context) throws -> Void,
         shouldUpgrade: @escaping @Sendable (Request, Context) async throws -> RouterShouldUpgrade,
@@ -113,7 +88,7 @@ extension RouterMethods where Context: WebSocketRequestContext {
                 values.requestID = upgrade.logger[metadataKey: "hb.request.id"]?.description ?? upgrade.id
                 try update(&values, context.request, upgrade)
             }
-            try await currentRoot()
+            try await currentRoot.current
                 .withScope(tenant: try tenant?(context.request, context.requestContext), setUp) {
                     try await handler(inbound, outbound, context)
                 }

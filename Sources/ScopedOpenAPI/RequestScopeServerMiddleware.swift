@@ -46,25 +46,20 @@ public struct RequestScopeServerMiddleware: ServerMiddleware {
     /// Changes a request's scope as it opens: select variants from a header, set a principal.
     public typealias Update = @Sendable (inout ScopedValues, HTTPRequest, ServerRequestMetadata, String) throws -> Void
 
-    private let root: @Sendable () -> ScopeRoot
+    private let root: any ScopeRootSource
     private let update: Update
 
-    /// Opens request scopes on `root`.
+    /// Opens request scopes on `root`: a `ScopeRoot`, or a `ReloadableScopeRoot` whose current
+    /// root each new request opens on, so a reload takes effect for new requests while requests
+    /// in flight keep the root they started with.
     ///
     /// - Parameters:
     ///   - root: the application root every request scope is a child of.
     ///   - update: changes each request's scope as it opens, given the request, its metadata
     ///     (path parameters) and the operation's ID; an error it throws fails the request with
     ///     that error.
-    public init(root: ScopeRoot, update: @escaping Update = { _, _, _, _ in }) {
-        self.root = { root }
-        self.update = update
-    }
-
-    /// Opens request scopes on the current root of `root`, so a reload takes effect for new
-    /// requests while requests in flight keep the root they started with.
-    public init(root: ReloadableScopeRoot, update: @escaping Update = { _, _, _, _ in }) {
-        self.root = { root.current }
+    public init(root: some ScopeRootSource, update: @escaping Update = { _, _, _, _ in }) {
+        self.root = root
         self.update = update
     }
 
@@ -84,7 +79,7 @@ public struct RequestScopeServerMiddleware: ServerMiddleware {
                 HTTPResponse, HTTPBody?
             )
     ) async throws -> (HTTPResponse, HTTPBody?) {
-        let root = root()
+        let root = root.current
         let current = ScopedValues.current
         if current.isInRequestScope(of: root) {
             // Behind a framework's request scope on the same root (Hummingbird's, Vapor's): one

@@ -46,7 +46,8 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     /// Creates the service of `root`.
     ///
     /// - Parameters:
-    ///   - root: the application root.
+    ///   - root: the application root: a `ScopeRoot`, or a `ReloadableScopeRoot` whose roots
+    ///     each get the same life (`follow(_:makeRoot:onReload:)` reloads it).
     ///   - logger: where app services that stop with an error are reported. Validation
     ///     problems are thrown, not logged: the service group passes them on to the caller.
     ///   - validationScope: what a request scope sets when it opens, for
@@ -54,29 +55,13 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes
     ///     before it abandons them (logged); `nil` waits for all of them. A root replaced by a
     ///     reload drains with the same bound.
-    public convenience init(
-        root: ScopeRoot,
-        logger: Logger,
-        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
-        shutdownTimeout: Duration? = nil
-    ) {
-        self.init(
-            root: ReloadableScopeRoot(root),
-            logger: logger,
-            validationScope: validationScope,
-            shutdownTimeout: shutdownTimeout
-        )
-    }
-
-    /// Creates the service of a root that reloads; the parameters are those of the initializer
-    /// that takes a `ScopeRoot`.
     public init(
-        root: ReloadableScopeRoot,
+        root: some ScopeRootSource,
         logger: Logger,
         validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
         shutdownTimeout: Duration? = nil
     ) {
-        self.reloadable = root
+        self.reloadable = root as? ReloadableScopeRoot ?? ReloadableScopeRoot(root.current)
         self.logger = logger
         self.validationScope = validationScope
         self.shutdownTimeout = shutdownTimeout

@@ -44,7 +44,8 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
     /// Ties `root`'s life to the application's.
     ///
     /// - Parameters:
-    ///   - root: the application root.
+    ///   - root: the application root: a `ScopeRoot`, or a `ReloadableScopeRoot` whose roots
+    ///     each get the same life.
     ///   - logger: where app services that stop with an error, and a shutdown that abandons
     ///     work, are reported; usually `app.logger`.
     ///   - validationScope: what a request scope sets when it opens, for
@@ -56,25 +57,7 @@ public final class ScopeRootLifecycle: LifecycleHandler, Sendable {
     ///     lifecycle's graceful shutdown, newest first, and the root shuts down after they have
     ///     returned; one that ends early, or fails (logged), leaves the root running.
     public convenience init(
-        root: ScopeRoot,
-        logger: Logger = Logger(label: "Scoped"),
-        validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
-        shutdownTimeout: Duration? = nil,
-        services: [any Service] = []
-    ) {
-        self.init(
-            root: ReloadableScopeRoot(root),
-            logger: logger,
-            validationScope: validationScope,
-            shutdownTimeout: shutdownTimeout,
-            services: services
-        )
-    }
-
-    /// Ties the life of a root that reloads to the application's; the parameters are those of
-    /// the initializer that takes a `ScopeRoot`.
-    public convenience init(
-        root: ReloadableScopeRoot,
+        root: some ScopeRootSource,
         logger: Logger = Logger(label: "Scoped"),
         validationScope: @escaping @Sendable (inout ScopedValues) throws -> Void = { _ in },
         shutdownTimeout: Duration? = nil,

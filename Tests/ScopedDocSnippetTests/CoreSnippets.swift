@@ -348,6 +348,25 @@ func handingWorkOff(router: StandInRouter, ratings: Ratings, catalogEvents: Cata
     // SNIPPET-END
 }
 
+func joiningAnOuterScope(root: ScopeRoot, next: (String) async throws -> String, request: String) async throws -> String
+{
+    // SNIPPET-BEGIN
+    if ScopedValues.current.isInRequestScope(of: root) {
+        return try await next(request)  // the outer adapter's scope
+    }
+    // SNIPPET-END
+    return try await root.withScope { try await next(request + " in a new scope") }
+}
+
+// SNIPPET-BEGIN
+struct ScopeMiddleware {
+    let root: any ScopeRootSource
+    func handle<R>(_ request: () async throws -> R) async throws -> R {
+        try await root.current.withScope { try await request() }
+    }
+}
+// SNIPPET-END
+
 // MARK: What runs without a server
 
 struct CoreSnippetTests {
@@ -387,5 +406,37 @@ struct CoreSnippetTests {
         #expect(throws: HTTPError.self) {
             try resolvingTheTenant(request: Request(headers: ["X-Tenant": "ACME!"]), tenantHeader: "X-Tenant")
         }
+    }
+
+    @Test func anAdapterOnAScopeRootSourceOpensEachRequestOnTheRootCurrentThen() async throws {
+        let first = ScopeRoot { $0.copyright = "© First" }
+        #expect(first.current === first)
+        let reloadable = ReloadableScopeRoot(first)
+        let middleware = ScopeMiddleware(root: reloadable)
+        #expect(try await middleware.handle { ScopedValues.current.copyright } == "© First")
+        let second = ScopeRoot { $0.copyright = "© Second" }
+        let replaced = reloadable.replace(with: second)
+        #expect(replaced === first)
+        #expect(try await middleware.handle { ScopedValues.current.copyright } == "© Second")
+        #expect(try await ScopeMiddleware(root: first).handle { ScopedValues.current.copyright } == "© First")
+        await first.shutdown()
+        await second.shutdown()
+    }
+
+    @Test func anAdapterJoinsAScopeOfItsRootAndOpensOneOtherwise() async throws {
+        let root = ScopeRoot()
+        let other = ScopeRoot()
+        let echo: (String) async throws -> String = { $0 }
+        #expect(try await joiningAnOuterScope(root: root, next: echo, request: "r") == "r in a new scope")
+        #expect(
+            try await root.withScope { try await joiningAnOuterScope(root: root, next: echo, request: "r") } == "r"
+        )
+        #expect(
+            try await other.withScope { try await joiningAnOuterScope(root: root, next: echo, request: "r") }
+                == "r in a new scope"
+        )
+        #expect(!root.values.isInRequestScope(of: root))
+        await root.shutdown()
+        await other.shutdown()
     }
 }

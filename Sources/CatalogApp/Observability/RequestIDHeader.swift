@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import Logging
 import ScopedHummingbird
 
 /// Passes each request on with the ID `RequestIDMiddleware` gave it in its `X-Request-ID`
@@ -16,7 +17,10 @@ struct RequestIDHeaderMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: @concurrent (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let id = CurrentRequestID.value, request.headers[.requestID] != id else {
+        // The ID `RequestIDMiddleware` chose: an accepted client ID is in the request logger's
+        // metadata, and otherwise it is Hummingbird's own (the rule the WebSocket route reads too).
+        let id = context.logger[metadataKey: "hb.request.id"]?.description ?? context.id
+        guard request.headers[.requestID] != id else {
             return try await next(request, context)
         }
         var head = request.head

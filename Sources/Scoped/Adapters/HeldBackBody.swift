@@ -4,7 +4,9 @@ import Synchronization
 /// next one is written, the last is held back until the scope has closed, and the scope closes
 /// with the outcome the body's end calls for.
 ///
-/// Every adapter's streamed body keeps the same promise through it: a client that received the
+/// Every body an adapter streams through it keeps the same promise (on Vapor, a body made with
+/// `Response.Body(scopedAsyncStream:)`; a plain Vapor stream is written after its scope closed,
+/// because Vapor keeps its writer private): a client that received the
 /// whole response received it after the request's transaction committed; a commit that fails
 /// cuts the response short (the last chunk never goes out); a client that went away closes the
 /// scope as ``ScopeOutcome/cancelled``. A body of known length up to ``bufferedLimit`` is not

@@ -21,58 +21,9 @@ public final class ScopeRoot: Sendable {
     /// reload carried over.
     let rootContext: RootContext
 
-    /// Creates a root.
+    /// Creates a root that sets no values of its own.
     ///
-    /// Created at start-up, outside any scope, the root starts from every entry's default. Created
-    /// inside a test scope (the `.scoped` trait or `withTestScope`), it starts from that scope
-    /// instead: the test's overrides, and its failure for live-only entries, reach every scope the
-    /// root opens, request scopes included. Use ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)``
-    /// to choose the starting values yourself.
-    ///
-    /// - Parameters:
-    ///   - services: the services this application uses; ``validate(scope:)`` builds each and
-    ///     diagnostics list them. Unlisted services still work.
-    ///   - requirements: types of objects every scope must have (set on the root or when a
-    ///     scope opens); ``validate(scope:)`` reports each one missing.
-    ///   - variants: named variants of entries that the root or a scope can select by name.
-    ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
-    ///     operation threw its own error, or because the scope had already ended; by default
-    ///     they are logged at `error` level with the label `Scoped`, through swift-log.
-    ///   - closeTimeout: how long a service's close may run before it is abandoned and
-    ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
-    ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
-    ///     close, and costs a close no task of its own.
-    ///   - tenancy: how many tenants may be open, and when an idle one is evicted; see
-    ///     ``Tenancy``. Only scopes opened for a tenant use it.
-    ///   - instrumentation: where the spans and metrics of its scopes and services go; by
-    ///     default the tracer and metrics factory bootstrapped when the root is created.
-    ///   - configure: sets the root's values.
-    public convenience init(
-        services: [any ScopedServiceKey.Type] = [],
-        requirements: [any Sendable.Type] = [],
-        variants: ScopedVariants = ScopedVariants(),
-        onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
-        closeTimeout: Duration? = nil,
-        tenancy: Tenancy = Tenancy(),
-        instrumentation: ScopeInstrumentation = .bootstrapped,
-        configure: (inout ScopedValues) throws -> Void
-    ) rethrows {
-        try self.init(
-            startingFrom: ScopedValues.testScopeOrDefaults,
-            services: services,
-            requirements: requirements,
-            variants: variants,
-            onCloseError: onCloseError,
-            closeTimeout: closeTimeout,
-            tenancy: tenancy,
-            instrumentation: instrumentation,
-            configure: configure
-        )
-    }
-
-    /// Creates a root whose values are all defaults.
-    ///
-    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)`` for
+    /// See ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)`` for
     /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
@@ -94,16 +45,37 @@ public final class ScopeRoot: Sendable {
         ) { _ in }
     }
 
-    /// Creates a root that starts from `base` rather than from where it is created.
+    /// Creates a root.
     ///
-    /// Pass `ScopedValues()` for a root that starts from defaults even inside a test scope, or
-    /// the values of a scope whose overrides the root must keep. The root keeps `base`'s
-    /// test-scope checks: a live-only entry read in any of its scopes fails the test.
+    /// Created at start-up, outside any scope, the root starts from every entry's default. Created
+    /// inside a test scope (the `.scoped` trait or `withTestScope`), it starts from that scope
+    /// instead: the test's overrides, and its failure for live-only entries, reach every scope the
+    /// root opens, request scopes included.
     ///
-    /// See ``init(services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)`` for
-    /// the other parameters.
+    /// - Parameters:
+    ///   - base: the values the root starts from, instead of where it is created: pass
+    ///     `ScopedValues()` for a root that starts from defaults even inside a test scope, or the
+    ///     values of a scope whose overrides the root must keep (the root keeps `base`'s
+    ///     test-scope checks: a live-only entry read in any of its scopes fails the test).
+    ///   - services: the services this application uses; ``validate(scope:)`` builds each and
+    ///     diagnostics list them. Unlisted services still work.
+    ///   - requirements: types of objects every scope must have (set on the root or when a
+    ///     scope opens); ``validate(scope:)`` reports each one missing.
+    ///   - variants: named variants of entries that the root or a scope can select by name.
+    ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
+    ///     operation threw its own error, or because the scope had already ended; by default
+    ///     they are logged at `error` level with the label `Scoped`, through swift-log.
+    ///   - closeTimeout: how long a service's close may run before it is abandoned and
+    ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
+    ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
+    ///     close, and costs a close no task of its own.
+    ///   - tenancy: how many tenants may be open, and when an idle one is evicted; see
+    ///     ``Tenancy``. Only scopes opened for a tenant use it.
+    ///   - instrumentation: where the spans and metrics of its scopes and services go; by
+    ///     default the tracer and metrics factory bootstrapped when the root is created.
+    ///   - configure: sets the root's values.
     public convenience init(
-        startingFrom base: ScopedValues,
+        startingFrom base: ScopedValues? = nil,
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         variants: ScopedVariants = ScopedVariants(),
@@ -113,6 +85,7 @@ public final class ScopeRoot: Sendable {
         instrumentation: ScopeInstrumentation = .bootstrapped,
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
+        let base = base ?? ScopedValues.testScopeOrDefaults
         try self.init(
             registry: ScopeRegistry(
                 services: services.map { ScopeRegistry.Service($0) },

@@ -56,10 +56,19 @@ extension ScopedValues {
 }
 
 extension ScopedValues {
-    /// Whether these values belong to a request scope (a lifetime scope, not the root itself)
-    /// opened on `root`: what an adapter layered behind another one's request scope joins
-    /// instead of opening a sibling on the root.
-    package func isInRequestScope(of root: ScopeRoot) -> Bool {
+    /// Whether these values belong to a scope opened on `root` (a request's, a job's; not the
+    /// root itself, nor a scope of another root).
+    ///
+    /// An adapter layered behind another one's request scope on the same root (an OpenAPI
+    /// middleware behind Hummingbird's) joins that scope instead of opening a sibling, so a
+    /// request keeps one scope, one session and one transaction:
+    ///
+    /// ```swift
+    /// if ScopedValues.current.isInRequestScope(of: root) {
+    ///     return try await next(request)  // the outer adapter's scope
+    /// }
+    /// ```
+    public func isInRequestScope(of root: ScopeRoot) -> Bool {
         guard let scope, scope.lifetime == .scope else { return false }
         return scope.root === root.context
     }
