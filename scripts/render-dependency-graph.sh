@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Renders the example server's dependency graph, as served by GET /debug/graph?format=dot, to
-# the PNG the "Observing a running service" article shows. Needs Debian's `graphviz`.
+# Renders the example server's dependency graph, as served by GET /debug/graph?format=svg (the
+# library's own SVG layout, no Graphviz), to the picture the "Observing a running service"
+# article shows.
 # Usage: bash scripts/render-dependency-graph.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v dot >/dev/null || { echo "dot is missing: apt-get install graphviz"; exit 1; }
 swift build --product ExampleServer
 workdir=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
@@ -13,6 +13,5 @@ APP_ENV=development DATABASE_PATH="$workdir/catalog.sqlite" HTTP_PORT="$port" .b
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$workdir"' EXIT
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -fsS "http://127.0.0.1:$port/debug/graph?format=dot" | tee "$workdir/graph.dot"
-dot -Tpng -Gdpi=144 "$workdir/graph.dot" -o Sources/Scoped/Scoped.docc/Resources/example-dependency-graph.png
-echo "wrote Sources/Scoped/Scoped.docc/Resources/example-dependency-graph.png"
+curl -fsS "http://127.0.0.1:$port/debug/graph?format=svg" -o Sources/Scoped/Scoped.docc/Resources/example-dependency-graph.svg
+echo "wrote Sources/Scoped/Scoped.docc/Resources/example-dependency-graph.svg"
