@@ -1,4 +1,5 @@
 import MovieCatalog
+import PostgresNIO
 package import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -104,10 +105,26 @@ package enum CatalogServer {
         }
         // A tenant's database starts empty, as a new customer's catalog does.
         if configuration.seed && configuration.profile != .production && configuration.tenants == nil {
-            let inserted = try await root.withScope { try await SampleCatalog.seedIfEmpty() }
+            let inserted = try await root.withScope {
+                // Instances that start together on one database seed it once. On PostgreSQL the
+                // seeding transaction first takes a lock that its commit releases, so the next
+                // instance's count, a statement of its own under READ COMMITTED, sees the
+                // movies; on SQLite the transaction holds the write lock from its BEGIN
+                // IMMEDIATE, reads included.
+                if configuration.databaseKind == .postgres {
+                    _ = try await ScopedValues.current.postgresSession.query(
+                        "SELECT pg_advisory_xact_lock(\(Self.seedingLockKey))"
+                    )
+                }
+                return try await SampleCatalog.seedIfEmpty()
+            }
             if inserted > 0 { logger.info("Seeded the empty database with \(inserted) movies") }
         }
     }
+
+    /// The advisory lock seeding takes on PostgreSQL: a constant no other part of the example
+    /// uses (the migrations' lock is `PostgresMigrator`'s own).
+    static let seedingLockKey: Int64 = 0x5C0_9ED_5EED
 
     /// The router: a request ID, metrics, a trace span, a log line, an API error and a request
     /// scope around every route; the catalog, health, metrics, OpenAPI and debug routes.
