@@ -329,6 +329,39 @@ struct SQLiteDatabaseTests {
     }
 }
 
+/// What is left of the library once a process's every root and database has shut down.
+struct NothingLeftAfterShutdownTests {
+    /// Once a root and its database have shut down, no timer or thread of the library is left.
+    ///
+    /// In a process of its own: a root with a close timeout and an SQLite database serves a
+    /// write (its lease, statement and commit each had a deadline on the watchdog), then shuts
+    /// down. Within the watchdog's grace no timer of it is left, and no writer thread.
+    @Test func afterEveryRootAndDatabaseHasShutDownNoTimerOrThreadOfTheLibraryIsLeft() async throws {
+        let folder = try TemporaryFolder()
+        await #expect(processExitsWith: .success) { [path = folder.path("catalog.sqlite") as String] in
+            let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self], closeTimeout: .seconds(5)) {
+                $0.sqliteConfiguration = SQLiteConfiguration(path: path, migrations: movieSchema)
+            }
+            guard await root.validate().isEmpty else { exit(2) }
+            let writer = try await root.withScope {
+                _ = try await ScopedValues.current.sqliteSession.execute(
+                    "INSERT INTO movies (title, year) VALUES (\("Alien"), \(1979))"
+                )
+                return try await ScopedValues.current.sqliteDatabase.writerThreadName
+            }
+            // The work had deadlines, so the watchdog made its timer; the writer thread runs.
+            guard DeadlineWatchdog.shared.hasTimer, threadNames().contains(writer) else { exit(3) }
+            await root.shutdown()
+            let clock = ContinuousClock()
+            let start = clock.now
+            while DeadlineWatchdog.shared.hasTimer || threadNames().contains(writer) {
+                if clock.now - start > .seconds(10) { exit(4) }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+}
+
 /// The name of the thread this runs on, as Linux shows it.
 private func currentThreadName() -> String {
     ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")

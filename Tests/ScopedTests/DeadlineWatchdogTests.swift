@@ -7,6 +7,29 @@ import Testing
 struct DeadlineWatchdogTests {
     private let watchdog = DeadlineWatchdog.shared
 
+    /// The timer exists from the first deadline until the grace after the last: none before,
+    /// one while work has a deadline (reused by a deadline registered within the grace), and
+    /// none once the grace has passed with nothing registered.
+    @Test func theTimerLivesFromTheFirstDeadlineUntilTheGraceAfterTheLast() async throws {
+        let watchdog = DeadlineWatchdog(tick: .milliseconds(10), idleGrace: .milliseconds(300))
+        #expect(!watchdog.hasTimer)
+        let first = watchdog.register(after: .seconds(30)) {}
+        #expect(watchdog.hasTimer)
+        #expect(watchdog.cancel(first))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(watchdog.hasTimer)  // within the grace
+        let fired = Signal()
+        _ = watchdog.register(after: .milliseconds(20)) { fired.fire() }
+        await fired.wait()
+        #expect(await eventually(within: .seconds(10)) { !watchdog.hasTimer })
+        // A deadline after the timer was cancelled makes a new one, and it fires.
+        let firedAgain = Signal()
+        _ = watchdog.register(after: .milliseconds(20)) { firedAgain.fire() }
+        #expect(watchdog.hasTimer)
+        await firedAgain.wait()
+        #expect(await eventually(within: .seconds(10)) { !watchdog.hasTimer })
+    }
+
     @Test func aDeadlineExpiresOnceAndCannotBeCancelledAfter() async throws {
         let expired = Recorder<String>()
         let fired = Signal()

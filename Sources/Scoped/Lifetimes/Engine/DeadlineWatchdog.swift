@@ -4,15 +4,21 @@ import Synchronization
 /// Ends work that runs past its deadline: a database statement, a service's close.
 ///
 /// Work registers its deadline and how to end it (interrupt a statement, close a connection,
-/// stop waiting for a close); a timer of its own, stopped while nothing is registered, fires
-/// every ``tick`` and ends what expired. A Dispatch timer on a serial queue rather than a task:
-/// libdispatch runs a serial queue on an overcommitting thread, so a deadline fires even when
-/// every thread of Swift's cooperative pool is blocked in a statement, which is when it matters
-/// most; and registering one creates no task, so a bounded close costs a request no timer task.
+/// stop waiting for a close); a timer fires every ``tick`` and ends what expired. A Dispatch
+/// timer on a serial queue rather than a task: libdispatch runs a serial queue on an
+/// overcommitting thread, so a deadline fires even when every thread of Swift's cooperative pool
+/// is blocked in a statement, which is when it matters most; and registering one creates no
+/// task, so a bounded close costs a request no timer task.
+///
+/// The registered deadlines own the timer: it is made with the first and cancelled once none
+/// has been registered for ``idleGrace`` (so a server between two requests keeps it, and a
+/// process whose roots and databases have all shut down has none); in between it only stops
+/// ticking. Nothing of the watchdog runs, and no Dispatch source of it exists, while no work
+/// has a deadline.
 @usableFromInline
 package final class DeadlineWatchdog: @unchecked Sendable {
-    // `@unchecked Sendable`: the Dispatch timer is safe to schedule from any thread, and is
-    // scheduled only with `state` locked; the rest is immutable or in `state`.
+    // `@unchecked Sendable`: the Dispatch timer is made, scheduled and cancelled only with
+    // `state` locked; the rest is immutable.
     private struct Entry {
         let tick: Int64
         let expire: @Sendable () -> Void
@@ -31,6 +37,8 @@ package final class DeadlineWatchdog: @unchecked Sendable {
         /// The last tick whose bucket was emptied.
         var checkedTick: Int64 = 0
         var nextID: UInt64 = 0
+        /// The timer, from the first deadline registered until ``idleGrace`` after the last.
+        var timer: (any DispatchSourceTimer)?
         /// Whether the timer fires every tick (while any deadline is registered).
         var isTicking = false
 
@@ -87,18 +95,23 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     /// How often the timer looks for expired deadlines while any is registered: a deadline is
     /// enforced at most this late.
     package let tick: Duration
+    /// How long the timer outlives the last deadline: longer than the gap between two requests
+    /// of a server at rest, so a quiet server does not make one timer per request.
+    package let idleGrace: Duration
     private let tickNanoseconds: Int64
     private let origin = NanosecondClock.nanoseconds()
     private let state = Mutex(State())
-    private let timer: any DispatchSourceTimer
+    private let queue = DispatchQueue(label: "Scoped deadlines")
 
-    package init(tick: Duration) {
+    package init(tick: Duration, idleGrace: Duration = .seconds(1)) {
         self.tick = tick
+        self.idleGrace = idleGrace
         tickNanoseconds = max(1, NanosecondClock.nanoseconds(tick))
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Scoped deadlines"))
-        timer.setEventHandler { [weak self] in self?.expireDue() }
-        timer.activate()
     }
+
+    /// Whether the watchdog has a timer now: from its first deadline until ``idleGrace`` after
+    /// its last.
+    package var hasTimer: Bool { state.withLock { $0.timer != nil } }
 
     /// Calls `expire` on the watchdog's queue once `timeout` has passed, unless the returned
     /// deadline is cancelled first.
@@ -115,6 +128,8 @@ package final class DeadlineWatchdog: @unchecked Sendable {
             let id = state.register(Entry(tick: max(tick, state.checkedTick + 1), expire: expire))
             if !state.isTicking {
                 state.isTicking = true
+                let timer = state.timer ?? makeTimer()
+                state.timer = timer
                 let interval = DispatchTimeInterval.nanoseconds(Int(tickNanoseconds))
                 timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(1))
             }
@@ -136,14 +151,30 @@ package final class DeadlineWatchdog: @unchecked Sendable {
         fileprivate let id: UInt64
     }
 
-    /// Ends what expired, on the timer's queue; stops the timer once nothing is registered.
+    /// A timer on the watchdog's queue, activated and not yet scheduled.
+    private func makeTimer() -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.expireDue() }
+        timer.activate()
+        return timer
+    }
+
+    /// Ends what expired, on the timer's queue.
+    ///
+    /// Once nothing is registered the timer stops ticking and fires once more after
+    /// ``idleGrace``; if nothing was registered meanwhile, that firing cancels it.
     private func expireDue() {
         let current = (NanosecondClock.nanoseconds() - origin) / tickNanoseconds
         let expired = state.withLock { state in
             let expired = state.takeExpired(upTo: current)
-            if state.entries.isEmpty && state.isTicking {
-                state.isTicking = false
-                timer.schedule(deadline: .distantFuture)
+            if state.entries.isEmpty {
+                if state.isTicking {
+                    state.isTicking = false
+                    state.timer?.schedule(deadline: .now() + .nanoseconds(Int(NanosecondClock.nanoseconds(idleGrace))))
+                } else {
+                    state.timer?.cancel()
+                    state.timer = nil
+                }
             }
             return expired
         }
