@@ -8,7 +8,9 @@ import Synchronization
 /// request that builds the same scope service, so an edge is known by its two keys' type
 /// identities, in a set under a lock of its own: recording an edge already known hashes three
 /// words under that lock and allocates nothing. The names are computed, and the graph's lock
-/// taken, once per edge, when it is new.
+/// taken, once per edge, when it is new. A read of an app service the root has published
+/// (a request's session reading its database) does not reach the set after its first:
+/// `PublishedService` knows its readers, under the lock the read takes anyway.
 ///
 /// A lock, not a lock-free list of `AtomicLazyReference` links: the standard library does not
 /// inline `AtomicLazyReference.load()`, which then looks up its generic metadata on every call,

@@ -180,29 +180,27 @@ package final class ScopeContext: Sendable {
     /// The service `link` names, in its box, built with `make` now if this scope has not
     /// built it yet.
     ///
-    /// The engine works on boxes, not on `Value`s: it is not specialized for a key, and a
-    /// local of a generic type in an async function is a task allocation of its own. Only
-    /// `make`, which the reader passes, and the reader's downcast meet the value's type. For
-    /// the same reason the locked steps are synchronous functions of their own: what an async
-    /// function keeps in a local, even between two `await`s, lives in the task's allocator.
-    /// And it is inlined into the reader, as are `build` and the closing loop into theirs:
-    /// each async call is a frame from the task's allocator, and often an executor check.
+    /// On boxes, not `Value`s (a generic local of an async function is a task allocation of
+    /// its own; only `make` and the reader's downcast meet the value's type), with the locked
+    /// steps synchronous (an async function's locals live in the task's allocator), and inlined
+    /// into the reader (each async call is a frame, and often an executor check).
     @inline(__always)
     nonisolated(nonsending) func service(
         _ link: ConstructionChain.Link,
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
-        // Read inside a construction: checked for a cycle or a captive read, and recorded.
-        // (A task-local read, not a root-wide counter: under load some construction is
-        // always in flight, and a counter every build writes is shared by every core.)
+        // Read inside a construction (a task-local read): checked for a cycle or a captive
+        // read, and recorded.
         let chain = ConstructionChain.ofCurrentTask
-        if chain.innermost != nil { try registry.dependencies.check(link, in: chain) }
-        // A built app service of the root: its slot's lock only.
-        if case .root(let root) = role, let box = root.publishedSlot(for: ObjectIdentifier(link.key))?.published,
-            !isClosed.load(ordering: .acquiring)
-        {
-            return box
-        }
+        let reader = chain.innermost?.link
+        if reader != nil { try registry.dependencies.check(link, in: chain, recordingRead: false) }
+        // A built app service of the root: its slot's lock only (which also records the read).
+        let published =
+            if case .root(let root) = role {
+                root.published(link, readBy: reader, recordingIn: registry.dependencies)
+            } else { AnyValueBox?.none }
+        if let published, !isClosed.load(ordering: .acquiring) { return published }
+        if published == nil, let reader { registry.dependencies.recordRead(by: reader, of: link) }
         while true {
             switch try claim(link, in: chain) {
             case .built(let box):
