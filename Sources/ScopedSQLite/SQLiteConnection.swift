@@ -96,6 +96,19 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Sets how long a statement that finds the file locked by another connection retries.
+    ///
+    /// SQLite's own busy handler, for another process's connection or another database's on the
+    /// same file; zero fails at once.
+    func setBusyTimeout(_ timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        let milliseconds = Int32(
+            clamping: seconds.multipliedReportingOverflow(by: 1000).partialValue
+                + attoseconds / 1_000_000_000_000_000
+        )
+        exclusively { _ = sqlite3_busy_timeout(handle, max(0, milliseconds)) }
+    }
+
     /// Begins, commits or rolls back a transaction with a prepared statement kept in the
     /// cache, so the hot path of every request parses no SQL.
     func transaction(_ command: TransactionCommand) throws {

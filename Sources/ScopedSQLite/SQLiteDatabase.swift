@@ -81,6 +81,10 @@ public final class SQLiteDatabase: Sendable {
         if !configuration.readOnly {
             try Self.migrate(writer, to: configuration.migrations)
         }
+        // Opened and migrated, waiting for another instance on the same file as SQLite's busy
+        // handler does; from now on the writer's own retry (`beginImmediate`) waits, without
+        // blocking a thread.
+        writer.setBusyTimeout(.zero)
         var readers: [SQLiteConnection] = []
         for _ in 0..<max(1, configuration.readers) {
             readers.append(
@@ -109,6 +113,8 @@ public final class SQLiteDatabase: Sendable {
         let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, flags: flags, isWriter: isWriter)
+            // Instances that open one file at once wait for each other's WAL switch and migrations.
+            connection.setBusyTimeout(configuration.busyTimeout)
         } catch let error as SQLiteError {
             throw SQLiteError(
                 code: error.code,
@@ -134,7 +140,8 @@ public final class SQLiteDatabase: Sendable {
             }
             // `synchronous` must be set after WAL is enabled: it is remembered per journal mode.
             try connection.executeScript(configuration.synchronous.pragmaStatement)
-            try connection.executeScript("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 0;")
+            try connection.executeScript("PRAGMA foreign_keys = ON;")
+            if !isWriter { connection.setBusyTimeout(.zero) }
         } catch let error as SQLiteError {
             connection.close()
             throw SQLiteError(
@@ -152,6 +159,12 @@ public final class SQLiteDatabase: Sendable {
         for migration in migrations.sorted(by: { $0.version < $1.version }) where migration.version > version {
             do {
                 try connection.transaction(.beginImmediate)
+                // Under the write lock: another instance on the file may have applied it meanwhile.
+                version = try connection.scalar("PRAGMA user_version", as: Int.self) ?? 0
+                guard migration.version > version else {
+                    try connection.transaction(.commit)
+                    continue
+                }
                 for migrationStatement in migration.statements { try connection.executeScript(migrationStatement) }
                 // PRAGMA takes no bound parameters; the version is an integer from code.
                 try connection.executeScript("PRAGMA user_version = \(migration.version)")

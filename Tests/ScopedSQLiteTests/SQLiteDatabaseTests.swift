@@ -329,6 +329,41 @@ struct SQLiteDatabaseTests {
     }
 }
 
+/// Databases opened at once on one file, as instances of a server starting together open it.
+struct DatabasesOpeningOneFileTogetherTests {
+    /// Three databases open one new file at once, with a migration that takes a while: each
+    /// waits for the others' WAL switch and migration (SQLite's busy handler, for at most
+    /// `busyTimeout`) instead of failing as busy, and the migration is applied once.
+    @Test func databasesOpenedAtOnceOnOneFileWaitForEachOthersMigrations() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path("shared.sqlite")
+        let slow = [
+            SQLiteMigration(
+                version: 1,
+                name: "numbers",
+                statements: [
+                    "CREATE TABLE numbers (n INTEGER)",
+                    """
+                    WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300000)
+                    INSERT INTO numbers SELECT i FROM c
+                    """,
+                ]
+            )
+        ]
+        let databases = try await withThrowingTaskGroup(of: SQLiteDatabase.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await SQLiteDatabase.open(SQLiteConfiguration(path: path, migrations: slow)) }
+            }
+            return try await group.reduce(into: [SQLiteDatabase]()) { $0.append($1) }
+        }
+        for database in databases {
+            #expect(try await database.read { try $0.scalar("SELECT count(*) FROM numbers", as: Int.self) } == 300_000)
+            #expect(try await database.schemaVersion() == 1)
+            await database.close()
+        }
+    }
+}
+
 /// What is left of the library once a process's every root and database has shut down.
 struct NothingLeftAfterShutdownTests {
     /// Once a root and its database have shut down, no timer or thread of the library is left.
