@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-import Scoped
+@testable import Scoped
 import ScopedDatabase
 @testable import ScopedSQLite
 import Synchronization

@@ -97,8 +97,9 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     package let tick: Duration
     /// How long the timer outlives the last deadline: longer than the gap between two requests
     /// of a server at rest, so a quiet server does not make one timer per request.
-    package let idleGrace: Duration
+    let idleGrace: Duration
     private let tickNanoseconds: Int64
+    private let idleGraceNanoseconds: Int
     private let origin = NanosecondClock.nanoseconds()
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "Scoped deadlines")
@@ -107,11 +108,12 @@ package final class DeadlineWatchdog: @unchecked Sendable {
         self.tick = tick
         self.idleGrace = idleGrace
         tickNanoseconds = max(1, NanosecondClock.nanoseconds(tick))
+        idleGraceNanoseconds = Int(NanosecondClock.nanoseconds(idleGrace))
     }
 
     /// Whether the watchdog has a timer now: from its first deadline until ``idleGrace`` after
     /// its last.
-    package var hasTimer: Bool { state.withLock { $0.timer != nil } }
+    var hasTimer: Bool { state.withLock { $0.timer != nil } }
 
     /// Calls `expire` on the watchdog's queue once `timeout` has passed, unless the returned
     /// deadline is cancelled first.
@@ -170,7 +172,7 @@ package final class DeadlineWatchdog: @unchecked Sendable {
             if state.entries.isEmpty {
                 if state.isTicking {
                     state.isTicking = false
-                    state.timer?.schedule(deadline: .now() + .nanoseconds(Int(NanosecondClock.nanoseconds(idleGrace))))
+                    state.timer?.schedule(deadline: .now() + .nanoseconds(idleGraceNanoseconds))
                 } else {
                     state.timer?.cancel()
                     state.timer = nil
