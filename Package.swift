@@ -151,6 +151,12 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                // Settings kept in the database, read as a swift-configuration provider that runs
+                // as a Service and reports its listening connection (postgres-nio depends on
+                // both swift-service-lifecycle and swift-metrics already).
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // App services that are swift-service-lifecycle Services, run beside the application.
@@ -436,6 +442,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // An event loop of a test's own, which the test stops.
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The settings provider, read through a ConfigReader as an application would.
+                .product(name: "Configuration", package: "swift-configuration"),
             ]
         ),
         .testTarget(

@@ -155,6 +155,25 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
         return configuration
     }
 
+    /// The configuration of one connection of its own, outside the client's pool: a listening
+    /// connection, which a pool would hand to other work between notifications.
+    ///
+    /// - Throws: NIOSSL's error when a TLS context cannot be made.
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            host: host,
+            port: port,
+            username: username,
+            password: password,
+            database: database,
+            tls: usesTLS ? .prefer(try NIOSSLContext(configuration: .makeClientConfiguration())) : .disable
+        )
+        configuration.options.connectTimeout = .nanoseconds(
+            connectTimeout.components.seconds * 1_000_000_000 + connectTimeout.components.attoseconds / 1_000_000_000
+        )
+        return configuration
+    }
+
     /// `url` with whatever stands between `://user:` and `@` replaced by `***`.
     static func redact(_ url: String) -> String {
         guard let schemeEnd = url.range(of: "://"), let at = url[schemeEnd.upperBound...].lastIndex(of: "@"),
