@@ -363,7 +363,10 @@ package enum CatalogServer {
                 try OTLPExport.bootstrap($0, metrics: configuration.metricsEnabled, logger: logger)
             } ?? []
         let root = ReloadableScopeRoot(try makeRoot(configuration, logger: logger))
-        let reloads = ReloadLedger()
+        let reloads = ReloadLedger(
+            settings: configuration.databaseSettings?.provider,
+            settingsVersion: configuration.databaseSettings?.version ?? 0
+        )
         var application = makeApplication(root: root, configuration: configuration, reloads: reloads, logger: logger)
         // Validated before the port binds; shut down after the server and the job have stopped
         // (a service group stops its services in reverse order).

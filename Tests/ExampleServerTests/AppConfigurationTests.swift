@@ -1,6 +1,7 @@
 import MovieCatalog
 import Foundation
 import Hummingbird
+import Logging
 import HummingbirdCore
 import NIOCore
 import ScopedSQLite
@@ -104,6 +105,60 @@ struct AppConfigurationTests {
         #expect(error.key == key)
         #expect(error.source == source)
         #expect(error.description.contains(key))
+    }
+
+    @Test func settingsFromTheDatabaseNeedPostgreSQL() async throws {
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: [
+                "CONFIG_DIR": repositoryConfigFolder, "SETTINGS_FROM_DATABASE": "true",
+            ])
+        }
+        #expect(error.key == "settings.fromDatabase")
+        #expect(error.source == "environment variable SETTINGS_FROM_DATABASE")
+        #expect(error.message.contains("needs database.kind postgres"))
+    }
+
+    /// Environment variables, then the database, then `CONFIG_FILE`, then the profile; an
+    /// invalid value from the database is named with its version.
+    @Test(.enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? "")))
+    func databaseSettingsComeBetweenTheEnvironmentAndTheConfigFile() async throws {
+        let server = try await PostgresTestServer.shared()
+        let database = try await server.makeDatabase()
+        let folder = try TemporaryFolder()
+        let overlay = folder.path("deployment.json")
+        try Data(#"{"log": {"level": "error"}, "shutdown": {"closeTimeout": 7}}"#.utf8)
+            .write(to: URL(filePath: overlay))
+        let environment = [
+            "CONFIG_DIR": repositoryConfigFolder, "CONFIG_FILE": overlay, "DATABASE_KIND": "postgres",
+            "DATABASE_URL": database.url, "SETTINGS_FROM_DATABASE": "true",
+        ]
+        // The first load creates the functions; nothing is set yet: the file's values.
+        let before = try await AppConfiguration.load(environment: environment)
+        #expect(before.logLevel == .error)
+        #expect(before.databaseSettings?.version == 0)
+        try await server.psql(
+            "SELECT scoped_set_setting('log.level', '\"debug\"'); SELECT scoped_set_setting('shutdown.closeTimeout', '3')",
+            database: database.name
+        )
+        let fromDatabase = try await AppConfiguration.load(environment: environment)
+        #expect(fromDatabase.logLevel == .debug)
+        #expect(fromDatabase.closeTimeout == .seconds(3))
+        #expect(fromDatabase.databaseSettings?.version == 2)
+        let fromEnvironment = try await AppConfiguration.load(
+            environment: environment.merging(["LOG_LEVEL": "notice"]) { $1 }
+        )
+        #expect(fromEnvironment.logLevel == .notice)
+        #expect(fromEnvironment.closeTimeout == .seconds(3))
+        // A key that only a restart applies cannot be set from the database at all.
+        await #expect(throws: PostgresTestServerError.self) {
+            try await server.psql("SELECT scoped_set_setting('http.port', '9')", database: database.name)
+        }
+        try await server.psql("SELECT scoped_set_setting('log.level', '\"loud\"')", database: database.name)
+        let error = try await #require(throws: ConfigurationError.self) {
+            try await AppConfiguration.load(environment: environment)
+        }
+        #expect(error.key == "log.level")
+        #expect(error.source == "PostgreSQL settings, version 3")
     }
 
     @Test func invalidFileValueNamesTheKeyAndTheFile() async throws {

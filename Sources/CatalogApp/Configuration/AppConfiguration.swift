@@ -83,6 +83,34 @@ package struct AppConfiguration: Sendable {
     /// The `tenants` section, when `tenants.enabled` is true: each tenant's own database, and
     /// the files of `Config/tenants/` over the profile for theirs.
     var tenants: TenantSettings?
+    /// `settings.fromDatabase`: settings kept in the PostgreSQL database, over the files and
+    /// under the environment, for every instance on it; `nil` when off (the default).
+    var databaseSettings: DatabaseSettings?
+
+    /// Where settings kept in the database come from, and the version these were read at.
+    struct DatabaseSettings: Sendable {
+        /// `settings.pollInterval`: how often the database is read when no notification came.
+        var pollInterval: Duration
+        /// The provider, once start-up made it: every reload reads the version it read last.
+        var provider: PostgresSettingsProvider?
+        /// The version this configuration was read at.
+        var version: Int64 = 0
+    }
+
+    /// The keys an operator may set in the database, with their types.
+    ///
+    /// These are keys a reload applies (`SELECT scoped_set_setting('log.level', '"debug"')`); a
+    /// key only a restart applies is refused by the statement itself.
+    static let databaseSettingKeys: [String: PostgresSettingType] = [
+        "log.level": .string,
+        "catalog.repository": .string,
+        "overrides.header": .string,
+        "overrides.entry": .string,
+        "overrides.variants": .stringArray,
+        "database.leaseTimeout": .number,
+        "database.statementTimeout": .number,
+        "shutdown.closeTimeout": .number,
+    ]
 
     /// Seconds a connection may stay idle when the profile does not say.
     static let defaultIdleTimeout = 60.0
@@ -101,31 +129,65 @@ package struct AppConfiguration: Sendable {
         let profile = try await files.read(files.profile)
         var overlay: Configuration.FileProvider<JSONSnapshot>?
         if let overlayFile = files.overlay { overlay = try await files.read(overlayFile) }
-        return try read(files: files, profile: profile, overlay: overlay, environment: environment)
+        var configuration = try read(files: files, profile: profile, overlay: overlay, environment: environment)
+        guard var settings = configuration.databaseSettings, let postgres = configuration.postgres else {
+            return configuration
+        }
+        // Settings kept in the database: read them now, and the configuration again over them.
+        let provider = PostgresSettingsProvider(
+            configuration: postgres,
+            keys: databaseSettingKeys,
+            pollInterval: settings.pollInterval,
+            logger: Logger(label: "settings")
+        )
+        do {
+            try await provider.load()
+        } catch {
+            throw ConfigurationError(key: "settings.fromDatabase", source: postgres.redactedURL, message: "\(error)")
+        }
+        let snapshot = provider.currentSnapshot
+        configuration = try read(
+            files: files,
+            profile: profile,
+            overlay: overlay,
+            environment: environment,
+            settings: snapshot
+        )
+        settings.provider = provider
+        settings.version = snapshot.version
+        configuration.databaseSettings = settings
+        return configuration
     }
 
-    /// The settings `profile`'s file and `overlay`'s hold, with `environment` over them: what
-    /// ``load(environment:)`` reads at start-up, and a reload reads from the files as they
-    /// changed.
+    /// The settings `profile`'s file and `overlay`'s hold, with `settings` (one version of those
+    /// kept in the database) over them and `environment` over all: what ``load(environment:)``
+    /// reads at start-up, and a reload reads as they changed.
     ///
     /// - Throws: ``ConfigurationError`` naming the key and where its value came from.
     static func read(
         files: ConfigurationFiles,
         profile profileProvider: any ConfigProvider,
         overlay overlayProvider: (any ConfigProvider)?,
-        environment: [String: String]
+        environment: [String: String],
+        settings: PostgresSettingsSnapshot? = nil
     ) throws -> AppConfiguration {
         let profile = files.profileName
         let file = files.profile
         let reader = ConfigReader(
             providers: [EnvironmentVariablesProvider(environmentVariables: environment)]
-                + (overlayProvider.map { [$0] } ?? []) + [profileProvider]
+                + (settings.map { [$0] } ?? []) + (overlayProvider.map { [$0] } ?? []) + [profileProvider]
         )
         var overlay: (file: String, reader: ConfigReader)?
         if let overlayFile = files.overlay, let overlayProvider {
             overlay = (overlayFile, ConfigReader(provider: overlayProvider))
         }
-        let values = ConfigValues(reader: reader, file: file, overlay: overlay, environment: environment)
+        let values = ConfigValues(
+            reader: reader,
+            file: file,
+            overlay: overlay,
+            settings: settings.map { ($0.description, ConfigReader(provider: $0)) },
+            environment: environment
+        )
 
         var configuration = AppConfiguration(
             profile: profile,
@@ -163,7 +225,8 @@ package struct AppConfiguration: Sendable {
                 Int64(try values.seconds("shutdown.closeTimeout", default: 5, in: 0.01...3600) * 1000)
             ),
             logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) },
-            tenants: nil
+            tenants: nil,
+            databaseSettings: nil
         )
         switch (configuration.databaseKind, configuration.repositoryVariant) {
         case (.postgres, "sqlite"):
@@ -206,6 +269,16 @@ package struct AppConfiguration: Sendable {
                 )
             }
             configuration.overrideRule = OverrideRule(header: header, entry: entry, variants: variants)
+        }
+        if try values.bool("settings.fromDatabase", default: false) {
+            guard configuration.databaseKind == .postgres else {
+                throw values.error(
+                    "settings.fromDatabase",
+                    "settings are kept in PostgreSQL: it needs database.kind postgres"
+                )
+            }
+            let seconds = try values.seconds("settings.pollInterval", default: 5, in: 0.1...3600)
+            configuration.databaseSettings = DatabaseSettings(pollInterval: .milliseconds(Int64(seconds * 1000)))
         }
         if try values.bool("tenants.enabled", default: false) {
             configuration.tenants = try TenantSettings.read(values, folder: files.tenantsFolder, profile: profile)

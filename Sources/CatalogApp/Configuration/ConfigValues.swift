@@ -9,6 +9,9 @@ struct ConfigValues {
     let file: String
     /// The file named by `CONFIG_FILE`, layered over the profile's, and a reader of it alone.
     var overlay: (file: String, reader: ConfigReader)? = nil
+    /// The version of the settings kept in the database, between the environment and the
+    /// overlay, and a reader of it alone.
+    var settings: (name: String, reader: ConfigReader)? = nil
     let environment: [String: String]
 
     /// The environment variable that overrides `key`, named as swift-configuration's
@@ -25,11 +28,13 @@ struct ConfigValues {
         return name
     }
 
-    /// Where `key`'s value comes from: its environment variable when set, else the overlay
-    /// file when it has the key, else the profile's file.
+    /// Where `key`'s value comes from: its environment variable when set, else the database's
+    /// settings when they have the key, else the overlay file when it has the key, else the
+    /// profile's file.
     func source(of key: String) -> String {
         let name = variable(for: key)
         if environment[name] != nil { return "environment variable \(name)" }
+        if let settings, Self.isPresent(key, in: settings.reader) { return settings.name }
         if let overlay, Self.isPresent(key, in: overlay.reader) { return overlay.file }
         return file
     }

@@ -1,7 +1,9 @@
 import Configuration
+import Foundation
 import CoreMetrics
 import Logging
 import Scoped
+import ScopedPostgres
 import ScopedServiceLifecycle
 import ServiceLifecycle
 import Synchronization
@@ -13,23 +15,85 @@ struct ReloadCounts: Codable, Equatable, Sendable {
     var rejected = 0
 }
 
-/// Counts reloads as they are applied and rejected.
-final class ReloadLedger: Sendable {
-    private let state = Mutex(ReloadCounts())
+/// Which version of the settings kept in the database the server serves, for `/debug/stats`.
+struct SettingsStatus: Codable, Equatable, Sendable {
+    /// The version the current root was built from.
+    var version: Int64
+    /// How that version was read: `notify` or `poll`.
+    var source: PostgresSettingsProvider.Status.Source
+    /// When the database last answered a read, in ISO 8601, or `nil` before the first.
+    var lastHeard: String?
+    /// Whether the listening connection is up.
+    var listening: Bool
+    /// The newest version read, when it was rejected (it is not served).
+    var rejectedVersion: Int64?
+}
 
-    var counts: ReloadCounts { state.withLock { $0 } }
+/// Counts reloads as they are applied and rejected, and the version of the database's settings
+/// served, when there are some.
+final class ReloadLedger: Sendable {
+    private struct State {
+        var counts = ReloadCounts()
+        var settingsServed: (version: Int64, source: PostgresSettingsProvider.Status.Source)?
+        var settingsRejected: Int64?
+    }
+    private let state: Mutex<State>
+    private let settings: PostgresSettingsProvider?
+
+    /// A ledger; with `settings`, of the configuration read at `settingsVersion` of them.
+    init(settings: PostgresSettingsProvider? = nil, settingsVersion: Int64 = 0) {
+        self.settings = settings
+        state = Mutex(State(settingsServed: settings.map { (settingsVersion, $0.status.source) }))
+    }
+
+    var counts: ReloadCounts { state.withLock { $0.counts } }
+
+    /// The settings served, and when the database last answered; `nil` without database settings.
+    var settingsStatus: SettingsStatus? {
+        guard let settings else { return nil }
+        let status = settings.status
+        return state.withLock { state in
+            state.settingsServed.map {
+                SettingsStatus(
+                    version: $0.version,
+                    source: $0.source,
+                    lastHeard: status.lastHeard?.formatted(.iso8601),
+                    listening: status.isListening,
+                    rejectedVersion: state.settingsRejected
+                )
+            }
+        }
+    }
 
     func record(applied: Bool) {
-        state.withLock { counts in
-            if applied { counts.applied += 1 } else { counts.rejected += 1 }
+        state.withLock { state in
+            if applied { state.counts.applied += 1 } else { state.counts.rejected += 1 }
+        }
+    }
+
+    /// Records the version of the database's settings a reload applied or rejected.
+    ///
+    /// - Returns: whether it is a version not recorded before, for a log line and a metric once.
+    func record(settingsVersion version: Int64, applied: Bool) -> Bool {
+        let source = settings?.status.source ?? .poll
+        return state.withLock { state in
+            guard let served = state.settingsServed, version != served.version else { return false }
+            if applied {
+                state.settingsServed = (version, source)
+                state.settingsRejected = nil
+                return true
+            }
+            defer { state.settingsRejected = version }
+            return state.settingsRejected != version
         }
     }
 }
 
 /// The example server's configuration while it runs: its files, watched by swift-configuration's
-/// reloading provider (checked every second, and at once on SIGHUP), and the tenants' files of
-/// `Config/tenants/` (checked every second), and each change applied as a new root generation
-/// by the root's service.
+/// reloading provider (checked every second, and at once on SIGHUP), the tenants' files of
+/// `Config/tenants/` (checked every second), and with `settings.fromDatabase` the settings kept
+/// in PostgreSQL (notified at each commit, read at `settings.pollInterval` otherwise), and each
+/// change applied as a new root generation by the root's service.
 ///
 /// A change is rejected, with a log line naming the file, the key and the reason, and the
 /// current root keeps serving, when a file does not parse, a value is invalid, a key that only
@@ -51,6 +115,9 @@ final class LiveConfiguration: Service, Sendable {
     /// The configuration of the root being reloaded to, applied to what lives outside the root
     /// (the log level) once the reload is.
     private let pending = SharedState<AppConfiguration?>(nil)
+    /// The version of the database's settings the change being applied was read at: changes
+    /// are read and applied one at a time, in order.
+    private let attemptedSettings = SharedState<Int64?>(nil)
 
     /// How often the files are checked for a change.
     static let pollInterval = Duration.seconds(1)
@@ -126,6 +193,15 @@ final class LiveConfiguration: Service, Sendable {
                     }
                 }
             }
+            // The database's settings: each version read is a change like the others.
+            if let settings = started.databaseSettings?.provider {
+                group.addTask { try await settings.run() }
+                group.addTask {
+                    try await settings.watchSnapshot { versions in
+                        for await _ in versions.dropFirst() { continuation.yield() }
+                    }
+                }
+            }
             try await rootService.follow(
                 changes.cancelOnGracefulShutdown().map { [self] in configuration() },
                 makeRoot: { [makeRoot, pending] snapshot in
@@ -139,16 +215,25 @@ final class LiveConfiguration: Service, Sendable {
         }
     }
 
-    /// The configuration the files hold now, or why it cannot be applied.
+    /// The configuration the files and the database's settings hold now, or why it cannot be
+    /// applied.
     private func configuration() -> Result<AppConfiguration, ConfigurationError> {
-        Result {
-            let configuration = try AppConfiguration.read(
+        // One version of the database's settings for the whole read.
+        let settings = started.databaseSettings?.provider?.currentSnapshot
+        attemptedSettings.withLock { $0 = settings?.version }
+        return Result {
+            var configuration = try AppConfiguration.read(
                 files: files,
                 profile: profile,
                 overlay: overlay,
-                environment: environment
+                environment: environment,
+                settings: settings
             )
             try checkRestartOnlyKeys(of: configuration)
+            if let settings {
+                configuration.databaseSettings = started.databaseSettings
+                configuration.databaseSettings?.version = settings.version
+            }
             return configuration
         }
         .mapError {
@@ -180,9 +265,21 @@ final class LiveConfiguration: Service, Sendable {
         case .success(let reload):
             reloads.record(applied: true)
             if let level = pending.withLock({ $0?.logLevel }) { LiveLogLevel.shared.level = level }
-            logger.notice("Configuration reloaded, generation \(reload.generation): \(reload.summary)")
+            var settings = ""
+            if let version = attemptedSettings.withLock({ $0 }) {
+                settings = ", settings version \(version)"
+                if reloads.record(settingsVersion: version, applied: true) {
+                    Counter(label: "scoped_settings_versions_total", dimensions: [("outcome", "applied")]).increment()
+                }
+            }
+            logger.notice("Configuration reloaded, generation \(reload.generation)\(settings): \(reload.summary)")
         case .failure(let error):
             reloads.record(applied: false)
+            if let version = attemptedSettings.withLock({ $0 }),
+                reloads.record(settingsVersion: version, applied: false)
+            {
+                Counter(label: "scoped_settings_versions_total", dimensions: [("outcome", "rejected")]).increment()
+            }
             logger.error("Configuration reload rejected: \(error); the current configuration keeps serving")
         }
     }

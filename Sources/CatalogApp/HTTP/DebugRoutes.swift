@@ -18,7 +18,12 @@ enum DebugRoutes {
         routes.on(.get, "/debug/echo") { _, _ in try JSONResponse.make(try await ScopeEcho.read()) }
         routes.on(.get, "/debug/stats") { _, _ in
             try JSONResponse.make(
-                try await ServerStatistics.read(root: root, reloads: reloads.counts, tenancy: tenancy)
+                try await ServerStatistics.read(
+                    root: root,
+                    reloads: reloads.counts,
+                    settings: reloads.settingsStatus,
+                    tenancy: tenancy
+                )
             )
         }
         // A request whose scope builds a service with a close that never returns: it is

@@ -14,8 +14,16 @@ struct ServerStatistics: Codable, Equatable {
     var reloads: ReloadCounts
     /// With tenants: how many the current root has open, and how many it evicted.
     var tenants: TenantStatistics? = nil
+    /// With `settings.fromDatabase`: the version of the database's settings served, how it was
+    /// read, and when the database last answered.
+    var settings: SettingsStatus? = nil
 
-    static func read(root: ReloadableScopeRoot, reloads: ReloadCounts, tenancy: Bool) async throws -> ServerStatistics {
+    static func read(
+        root: ReloadableScopeRoot,
+        reloads: ReloadCounts,
+        settings: SettingsStatus? = nil,
+        tenancy: Bool
+    ) async throws -> ServerStatistics {
         let current = root.current
         let values = ScopedValues.current
         return ServerStatistics(
@@ -23,7 +31,8 @@ struct ServerStatistics: Codable, Equatable {
             database: tenancy && values.tenant == nil ? nil : try await values.debugDatabase.statistics(),
             generation: root.generation,
             reloads: reloads,
-            tenants: tenancy ? current.tenantStatistics : nil
+            tenants: tenancy ? current.tenantStatistics : nil,
+            settings: settings
         )
     }
 }

@@ -1,0 +1,219 @@
+import Foundation
+import Logging
+import ScopedTestSupport
+import Synchronization
+import Testing
+
+@testable import CatalogApp
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Several instances of the example server on one PostgreSQL database, with
+/// `settings.fromDatabase`: a change an operator commits with `scoped_set_setting` is applied by
+/// every instance, or rejected by every instance with the old configuration still serving.
+@Suite(
+    .serialized,
+    .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? ""))
+)
+struct DatabaseSettingsTests {
+    /// One instance, run as `ExampleServer` runs it, in this process.
+    private struct Instance {
+        let base: URL
+        let capture: LogCapture
+        let task: Task<Void, any Error>
+
+        func get(_ path: String, method: String = "GET", body: String? = nil) async throws -> (
+            status: Int, body: String
+        ) {
+            var request = URLRequest(url: URL(string: base.absoluteString + path)!)
+            request.httpMethod = method
+            if let body {
+                request.httpBody = Data(body.utf8)
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+
+        func statistics() async throws -> [String: Any] {
+            let body = try await get("/debug/stats").body
+            return try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] ?? [:]
+        }
+
+        /// `/debug/stats`'s `settings` object.
+        func settings() async throws -> [String: Any] { try await statistics()["settings"] as? [String: Any] ?? [:] }
+
+        var messages: [String] { capture.lines.map(\.message) }
+    }
+
+    /// Starts `count` instances on a new database, runs `body`, and stops them.
+    private func withInstances(
+        _ count: Int,
+        _ body: (_ instances: [Instance], _ sql: @Sendable (String) async throws -> String) async throws -> Void
+    ) async throws {
+        let server = try await PostgresTestServer.shared()
+        let database = try await server.makeDatabase()
+        let folder = try TemporaryFolder(prefix: "database-settings")
+        let environment = [
+            "APP_ENV": "development", "CONFIG_DIR": repositoryConfigFolder,
+            "DATABASE_PATH": folder.path("unused.sqlite"), "DATABASE_KIND": "postgres", "DATABASE_URL": database.url,
+            "SETTINGS_FROM_DATABASE": "true", "SETTINGS_POLL_INTERVAL": "1", "HTTP_PORT": "0",
+            "SHUTDOWN_CLOSE_TIMEOUT": "30",
+        ]
+        var instances: [Instance] = []
+        defer { for instance in instances { instance.task.cancel() } }
+        for _ in 0..<count {
+            let configuration = try await AppConfiguration.load(environment: environment)
+            let capture = LogCapture()
+            let logger = capture.logger(label: "server", level: .notice)
+            let task = Task { try await CatalogServer.run(configuration, environment: environment, logger: logger) }
+            let port = Mutex<Int?>(nil)
+            let listening = await eventually(within: .seconds(30)) {
+                let line = capture.lines.first { $0.message.hasPrefix("Listening on") }?.message
+                port.withLock {
+                    $0 = line.flatMap { Int($0.split(separator: ":").last?.prefix { $0.isNumber } ?? "") }
+                }
+                return port.withLock { $0 } != nil
+            }
+            try #require(listening, "\(capture.lines.map(\.message))")
+            let listeningPort = try #require(port.withLock { $0 })
+            let base = try #require(URL(string: "http://127.0.0.1:\(listeningPort)"))
+            instances.append(Instance(base: base, capture: capture, task: task))
+        }
+        // Every instance listening before the test commits anything.
+        for instance in instances {
+            #expect(
+                await eventually(within: .seconds(10)) {
+                    (try? await instance.settings())?["listening"] as? Bool == true
+                }
+            )
+        }
+        try await body(instances) { try await server.psql($0, database: database.name) }
+        for instance in instances {
+            instance.task.cancel()
+            _ = try? await instance.task.value
+        }
+    }
+
+    @Test func threeInstancesServeEachCommittedChangeWithinASecondAndNoRequestFails() async throws {
+        try await withInstances(3) { instances, sql in
+            let counts = SettingsLoadCounts()
+            // 16 clients spread over the three instances, reading and writing all along; stopped by
+            // a flag, never by cancellation (FoundationNetworking's `data(for:)` can deadlock then).
+            let clients = (0..<16)
+                .map { client in
+                    Task { () -> [String] in
+                        let instance = instances[client % instances.count]
+                        var acknowledged: [String] = []
+                        var number = 0
+                        while !counts.stopped.load(ordering: .relaxed) {
+                            number += 1
+                            if client.isMultiple(of: 4) {
+                                let body = #"{"title":"Settings \#(client)-\#(number)","year":2001,"director":"Test"}"#
+                                let response = try? await instance.get("/movies", method: "POST", body: body)
+                                if response?.status == 201, let id = response?.body.firstMatch(of: /"id":(\d+)/) {
+                                    acknowledged.append("/movies/\(id.1)")
+                                } else {
+                                    counts.failures.add(1, ordering: .relaxed)
+                                }
+                            } else {
+                                let status = (try? await instance.get("/movies?limit=5").status) ?? 0
+                                if status != 200 { counts.failures.add(1, ordering: .relaxed) }
+                            }
+                            counts.served.add(1, ordering: .relaxed)
+                        }
+                        return acknowledged
+                    }
+                }
+            defer { counts.stopped.store(true, ordering: .relaxed) }
+            // 20 changes in a row, alternating the catalog's repository; each instance is asked
+            // for the version it serves until it serves the one just committed.
+            var delays: [Duration] = []
+            for change in 1...20 {
+                let repository = change.isMultiple(of: 2) ? "sqlite" : "fixture"
+                let version = try await sql("SELECT scoped_set_setting('catalog.repository', '\"\(repository)\"')")
+                let committed = ContinuousClock.now
+                #expect(Int(version) == change)
+                for instance in instances {
+                    let served = await eventually(within: .seconds(10)) {
+                        (try? await instance.settings())?["version"] as? Int == change
+                    }
+                    #expect(served, "\(instance.base) did not apply version \(change)")
+                    delays.append(ContinuousClock.now - committed)
+                }
+            }
+            counts.stopped.store(true, ordering: .relaxed)
+            var written: [String] = []
+            for client in clients { written += await client.value }
+            let sorted = delays.sorted()
+            let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+            #expect(p99 < .seconds(1), "p99 \(p99) from commit to served; all: \(sorted)")
+            #expect(counts.failures.load(ordering: .relaxed) == 0, "requests failed during the changes")
+            #expect(counts.served.load(ordering: .relaxed) > 100)
+            // Every acknowledged write is there, on every instance.
+            #expect(written.count > 5)
+            for path in written {
+                for instance in instances {
+                    #expect(try await instance.get(path).status == 200, "\(path) was acknowledged and lost")
+                }
+            }
+            // The last change (20: the database's own repository) is what every instance serves,
+            // read from one notification each time, logged with its version.
+            for instance in instances {
+                let settings = try await instance.settings()
+                #expect(settings["source"] as? String == "notify")
+                #expect(settings["lastHeard"] as? String != nil)
+                #expect(
+                    instance.messages.contains {
+                        $0.hasPrefix("Configuration reloaded, generation 21, settings version 20")
+                    }
+                )
+                #expect(try await instance.statistics()["generation"] as? Int == 21)
+            }
+        }
+    }
+
+    @Test func anInvalidValueIsRejectedByEveryInstanceWhichKeepsServingAndTheNextValidOneIsApplied() async throws {
+        try await withInstances(2) { instances, sql in
+            #expect(try await sql("SELECT scoped_set_setting('log.level', '\"loud\"')") == "1")
+            for instance in instances {
+                #expect(
+                    await eventually(within: .seconds(5)) {
+                        instance.messages.contains {
+                            $0.hasPrefix(
+                                "Configuration reload rejected: Invalid configuration: log.level in PostgreSQL settings, version 1: 'loud' is not an accepted value"
+                            )
+                        }
+                    }
+                )
+                let settings = try await instance.settings()
+                #expect(settings["version"] as? Int == 0)
+                #expect(settings["rejectedVersion"] as? Int == 1)
+                #expect(try await instance.statistics()["generation"] as? Int == 1)
+                #expect(try await instance.get("/movies?limit=1").status == 200)
+            }
+            #expect(try await sql("SELECT scoped_set_setting('log.level', '\"warning\"')") == "2")
+            for instance in instances {
+                #expect(
+                    await eventually(within: .seconds(5)) { (try? await instance.settings())?["version"] as? Int == 2 }
+                )
+                let settings = try await instance.settings()
+                #expect(settings["rejectedVersion"] == nil)
+                #expect(try await instance.statistics()["generation"] as? Int == 2)
+            }
+            let exposition = try await instances[0].get("/metrics").body
+            #expect(exposition.contains(#"scoped_settings_versions_total{outcome="rejected"}"#))
+            #expect(exposition.contains(#"scoped_settings_versions_total{outcome="applied"}"#))
+            #expect(exposition.contains("scoped_settings_listening 1"))
+        }
+    }
+}
+
+/// The requests the clients made, and those that failed.
+private final class SettingsLoadCounts: Sendable {
+    let served = Atomic(0)
+    let failures = Atomic(0)
+    let stopped = Atomic(false)
+}
