@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// A change is one transaction that writes settings and increments a version, with the SQL
 /// functions the provider creates (`scoped_set_setting('log.level', '"debug"')`,
-/// `scoped_unset_setting('log.level')`: see the PostgreSQL article). The provider reads each
+/// `scoped_unset_setting('log.level')`: see <doc:SharedSettings>). The provider reads each
 /// version whole, in one statement, so a change of several keys is seen all at once or not at
 /// all. It learns of a version from a notification on the channel `scoped_settings`, sent at
 /// commit, and, as the fallback for a notification lost while its connection was down, by
