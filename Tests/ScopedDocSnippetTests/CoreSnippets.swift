@@ -440,3 +440,33 @@ struct CoreSnippetTests {
         await other.shutdown()
     }
 }
+
+// MARK: Evicting a tenant
+
+/// The suspended tenants a tenancy refuses: the stand-in for an application's registry.
+final class SuspendedTenants: Sendable {
+    private let suspended = Mutex<Set<TenantID>>([])
+    func suspend(_ tenant: TenantID) { _ = suspended.withLock { $0.insert(tenant) } }
+    func isSuspended(_ tenant: TenantID) -> Bool { suspended.withLock { $0.contains(tenant) } }
+}
+
+struct TenantEvictionSnippetTests {
+    @Test func aSuspendedTenantIsEvictedAndItsNextScopeRefused() async throws {
+        let registry = SuspendedTenants()
+        let root = ScopeRoot(
+            tenancy: Tenancy { tenant, _ in
+                if registry.isSuspended(tenant) { throw CancellationError() }
+            }
+        )
+        let tenant = try #require(TenantID("acme"))
+        try await root.withScope(tenant: tenant) {}
+        #expect(root.tenantStatistics.open == 1)
+        // SNIPPET-BEGIN
+        registry.suspend(tenant)  // what your Tenancy.configure reads, so that it refuses the tenant
+        await root.evictTenant(tenant)  // in-flight requests finish, then its services close
+        // SNIPPET-END
+        #expect(root.tenantStatistics == TenantStatistics(open: 0, evicted: 1))
+        await #expect(throws: CancellationError.self) { try await root.withScope(tenant: tenant) {} }
+        await root.shutdown()
+    }
+}

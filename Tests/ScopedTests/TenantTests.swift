@@ -343,6 +343,53 @@ struct TenantTests {
         await root.shutdown()
     }
 
+    @Test func evictingATenantNowLetsItsOpenScopeAndHandedOffWorkFinishThenClosesItsServices() async throws {
+        // No idle timeout: only the eviction asked for can close the tenant.
+        let (root, probe) = makeTenantRoot(idleTimeout: nil)
+        let scope = try root.openScope(tenant: tenant("acme"))
+        let store = try await scope.run { try await ScopedValues.current.service(TenantStoreKey.self) }
+        let release = AsyncStream<Void>.makeStream()
+        let handedOff = try await scope.run {
+            handOff(timeout: .seconds(10)) {
+                for await _ in release.stream { break }
+                // Still the evicted tenant's store, open until this work ends.
+                try await ScopedValues.current.service(TenantStoreKey.self).insert("late")
+            }
+        }
+        try await root.withScope(tenant: tenant("other")) {
+            _ = try await ScopedValues.current.service(TenantStoreKey.self)
+        }
+        let evicting = Task { await root.evictTenant(tenant("acme")) }
+        // Out of the table at once: the next scope of acme opens a new instance with new services.
+        try await waitUntil { root.tenantStatistics == TenantStatistics(open: 1, evicted: 1) }
+        let reopened = Task {
+            try await root.withScope(tenant: tenant("acme")) {
+                try await ScopedValues.current.service(TenantStoreKey.self)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        // The open scope still uses its services; nothing of acme has closed, nothing new is built.
+        #expect(try await scope.run { try await ScopedValues.current.service(TenantStoreKey.self) } === store)
+        #expect(!probe.events.contains("close tenantStore acme success"))
+        #expect(probe.builds(of: "tenantStore acme") == 1)
+        try await scope.close(.success)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(!probe.events.contains("close tenantStore acme success"), "closed before the handed-off work ended")
+        release.continuation.yield()
+        try await handedOff.value
+        #expect(await evicting.value)
+        #expect(store.all == ["late"])
+        #expect(probe.events.filter { $0.hasPrefix("close tenantStore") } == ["close tenantStore acme success"])
+        // The new instance was built only after the evicted one closed.
+        let fresh = try await reopened.value
+        #expect(fresh !== store)
+        #expect(probe.events.suffix(2) == ["close tenantStore acme success", "build tenantStore acme"])
+        // The other tenant was untouched, and a tenant that is not open is not evicted.
+        #expect(!probe.events.contains("close tenantStore other success"))
+        #expect(!(await root.evictTenant(tenant("nobody"))))
+        await root.shutdown()
+    }
+
     @Test func handedOffWorkKeepsItsTenantAndItsTenantsServicesAcrossAReload() async throws {
         let (first, probe) = makeTenantRoot()
         let reloadable = ReloadableScopeRoot(first)

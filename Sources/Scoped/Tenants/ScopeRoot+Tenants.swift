@@ -44,6 +44,25 @@ extension ScopeRoot {
         try context.openTenantScope(tenant, update)
     }
 
+    /// Evicts the tenant `tenant` now, and returns once its services have closed.
+    ///
+    /// For a tenant whose settings changed, or that was suspended or deleted: its next scope
+    /// opens it afresh, through ``Tenancy/configure`` (which may refuse it), with services built
+    /// anew, and never before the evicted tenant's services have closed. The scopes open on it
+    /// now, and the work handed off from them, finish on the services they have; those close
+    /// when the last of them ends, as they would at the root's shutdown.
+    ///
+    /// ```swift
+    /// registry.suspend(tenant)  // what your Tenancy.configure reads, so that it refuses the tenant
+    /// await root.evictTenant(tenant)  // in-flight requests finish, then its services close
+    /// ```
+    ///
+    /// - Returns: whether the tenant was open; `false` when it was not, and nothing was done.
+    @discardableResult
+    public func evictTenant(_ tenant: TenantID) async -> Bool {
+        await rootContext.tenants.evict(tenant)
+    }
+
     /// How many tenants this root has open, and how many it has evicted.
     public var tenantStatistics: TenantStatistics {
         rootContext.tenants.statistics

@@ -78,6 +78,21 @@ final class TenantDirectory: Sendable {
         state.withLock { TenantStatistics(open: $0.open.count, evicted: $0.evicted) }
     }
 
+    /// Evicts the tenant `id` now, whatever its open scopes, and waits until its services have
+    /// closed: after its open scopes, and the work handed off from them, have ended.
+    ///
+    /// - Returns: whether the tenant was open.
+    func evict(_ id: TenantID) async -> Bool {
+        let closing = state.withLock { state -> Task<Void, Never>? in
+            guard state.open[id] != nil else { return nil }
+            evict(id, from: &state)
+            return state.closing[id]?.task
+        }
+        guard let closing else { return false }
+        await closing.value
+        return true
+    }
+
     /// Evicts every tenant, then waits for every tenant's services to close.
     ///
     /// For a root that shuts down, once its scopes have drained; later scopes of a tenant are
