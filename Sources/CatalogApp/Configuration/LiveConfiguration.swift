@@ -20,7 +20,7 @@ struct SettingsStatus: Codable, Equatable, Sendable {
     /// The version the current root was built from.
     var version: Int64
     /// How that version was read: `notify` or `poll`.
-    var source: PostgresSettingsProvider.Status.Source
+    var source: PostgresListenerStatus.Source
     /// When the database last answered a read, in ISO 8601, or `nil` before the first.
     var lastHeard: String?
     /// Whether the listening connection is up.
@@ -34,7 +34,7 @@ struct SettingsStatus: Codable, Equatable, Sendable {
 final class ReloadLedger: Sendable {
     private struct State {
         var counts = ReloadCounts()
-        var settingsServed: (version: Int64, source: PostgresSettingsProvider.Status.Source)?
+        var settingsServed: (version: Int64, source: PostgresListenerStatus.Source)?
         var settingsRejected: Int64?
     }
     private let state: Mutex<State>

@@ -33,29 +33,9 @@ import Synchronization
 ///
 /// Nothing runs per request: a request reads the root its configuration built.
 public final class PostgresSettingsProvider: Sendable {
-    /// What an instance serves, and when it last heard from the database: for a status page.
-    public struct Status: Sendable, Hashable, Codable {
-        /// How the current version was read.
-        public enum Source: String, Sendable, Hashable, Codable {
-            /// From a notification of its commit.
-            case notify
-            /// By reading at start-up, after connecting, or at the poll interval.
-            case poll
-        }
-
-        /// The version read last.
-        public var version: Int64
-        /// How it was read.
-        public var source: Source
-        /// When the database last answered a read, or `nil` before the first.
-        public var lastHeard: Date?
-        /// Whether the listening connection is up.
-        public var isListening: Bool
-    }
-
     private struct State {
         var snapshot: PostgresSettingsSnapshot
-        var status: Status
+        var status: PostgresListenerStatus
         var watchers: [Int: AsyncStream<any ConfigSnapshot>.Continuation] = [:]
         var nextWatcher = 0
         var isPrepared = false
@@ -92,7 +72,10 @@ public final class PostgresSettingsProvider: Sendable {
         self.pollInterval = pollInterval
         self.logger = logger
         state = Mutex(
-            State(snapshot: .empty, status: Status(version: 0, source: .poll, lastHeard: nil, isListening: false))
+            State(
+                snapshot: .empty,
+                status: PostgresListenerStatus(version: 0, source: .poll, lastHeard: nil, isListening: false)
+            )
         )
     }
 
@@ -100,7 +83,7 @@ public final class PostgresSettingsProvider: Sendable {
     public var currentSnapshot: PostgresSettingsSnapshot { state.withLock { $0.snapshot } }
 
     /// The version served, how it was read, and whether the provider is listening.
-    public var status: Status { state.withLock { $0.status } }
+    public var status: PostgresListenerStatus { state.withLock { $0.status } }
 
     /// Creates the tables and functions if they do not exist, registers ``keys``, and reads the
     /// current version: what start-up does before it reads its configuration.
@@ -133,23 +116,12 @@ public final class PostgresSettingsProvider: Sendable {
     /// Creates the schema and registers the keys, once per provider.
     private func prepare(_ connection: PostgresConnection) async throws {
         guard !state.withLock({ $0.isPrepared }) else { return }
-        _ = try await connection.query("BEGIN", logger: logger).collect()
-        do {
-            _ =
-                try await connection.query(
-                    "SELECT pg_advisory_xact_lock(\(PostgresSettingsSchema.lockKey))",
-                    logger: logger
-                )
-                .collect()
-            let register = PostgresSettingsSchema.registering(keys).map { [$0] } ?? []
-            for statement in PostgresSettingsSchema.statements + register {
-                _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
-            }
-            _ = try await connection.query("COMMIT", logger: logger).collect()
-        } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger).collect()
-            throw error
-        }
+        let register = PostgresSettingsSchema.registering(keys, in: "scoped_setting_keys").map { [$0] } ?? []
+        try await PostgresSettingsSchema.apply(
+            PostgresSettingsSchema.valueChecks + PostgresSettingsSchema.statements + register,
+            on: connection,
+            logger: logger
+        )
         state.withLock { $0.isPrepared = true }
     }
 
@@ -160,7 +132,7 @@ public final class PostgresSettingsProvider: Sendable {
         var read: (version: Int64, json: String)?
         for try await (version, json) in rows.decode((Int64, String).self) { read = (version, json) }
         guard let read else { throw PostgresSettingsError.noVersionRow }
-        let source: Status.Source = trigger == .notification ? .notify : .poll
+        let source: PostgresListenerStatus.Source = trigger == .notification ? .notify : .poll
         let now = Date()
         let isNewer = state.withLock { state in
             state.status.lastHeard = now

@@ -15,12 +15,13 @@ public struct PostgresSettingsSnapshot: Sendable, CustomStringConvertible {
     /// `PostgreSQL settings, version <n>`.
     public let providerName: String
 
-    /// The settings `json`, an object keyed by the settings' keys, hold at `version`.
+    /// The settings `json`, an object keyed by the settings' keys, hold at `version`; `name` says
+    /// where they come from in error messages (by default `PostgreSQL settings, version <n>`).
     ///
     /// - Throws: swift-configuration's parsing error for JSON it cannot read (a nested array).
-    init(version: Int64, json: String) throws {
+    init(version: Int64, json: String, name: String? = nil) throws {
         self.version = version
-        providerName = Self.name(version: version)
+        providerName = name ?? Self.name(version: version)
         let bytes = Array(json.utf8)
         values = try JSONSnapshot(
             data: bytes.span.bytes,
