@@ -59,7 +59,7 @@ package enum CatalogServer {
             // been answered: it is logged, with the service's name.
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
             closeTimeout: configuration.closeTimeout,
-            tenancy: configuration.tenants?.tenancy ?? Tenancy(),
+            tenancy: configuration.tenants?.tenancy(registry: configuration.tenantRegistry?.accepted) ?? Tenancy(),
             instrumentation: instrumentation ?? .bootstrapped
         ) { values in
             switch configuration.databaseKind {
@@ -365,7 +365,8 @@ package enum CatalogServer {
         let root = ReloadableScopeRoot(try makeRoot(configuration, logger: logger))
         let reloads = ReloadLedger(
             settings: configuration.databaseSettings?.provider,
-            settingsVersion: configuration.databaseSettings?.version ?? 0
+            settingsVersion: configuration.databaseSettings?.version ?? 0,
+            tenantRegistry: configuration.tenantRegistry
         )
         var application = makeApplication(root: root, configuration: configuration, reloads: reloads, logger: logger)
         // Validated before the port binds; shut down after the server and the job have stopped
@@ -397,6 +398,13 @@ package enum CatalogServer {
                 logger: logger
             )
         )
+        // With `tenants.fromDatabase`: each tenant changed in the registry is evicted, to open as
+        // it is now on its next request.
+        if let (registry, accepted) = configuration.tenantRegistry {
+            application.addServices(
+                TenantRegistryFollower(registry: registry, accepted: accepted, root: root, logger: logger)
+            )
+        }
         var group = ServiceGroupConfiguration(
             // The exporters stop after the application: what its last requests recorded is sent.
             services: exporters + [application],

@@ -18,83 +18,16 @@ import FoundationNetworking
     .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? ""))
 )
 struct DatabaseSettingsTests {
-    /// One instance, run as `ExampleServer` runs it, in this process.
-    private struct Instance {
-        let base: URL
-        let capture: LogCapture
-        let task: Task<Void, any Error>
-
-        func get(_ path: String, method: String = "GET", body: String? = nil) async throws -> (
-            status: Int, body: String
-        ) {
-            var request = URLRequest(url: URL(string: base.absoluteString + path)!)
-            request.httpMethod = method
-            if let body {
-                request.httpBody = Data(body.utf8)
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            }
-            let (data, response) = try await URLSession.shared.data(for: request)
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
-        }
-
-        func statistics() async throws -> [String: Any] {
-            let body = try await get("/debug/stats").body
-            return try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] ?? [:]
-        }
-
-        /// `/debug/stats`'s `settings` object.
-        func settings() async throws -> [String: Any] { try await statistics()["settings"] as? [String: Any] ?? [:] }
-
-        var messages: [String] { capture.lines.map(\.message) }
-    }
-
-    /// Starts `count` instances on a new database, runs `body`, and stops them.
     private func withInstances(
         _ count: Int,
-        _ body: (_ instances: [Instance], _ sql: @Sendable (String) async throws -> String) async throws -> Void
+        _ body: (_ instances: [ServerInstance], _ sql: @Sendable (String) async throws -> String) async throws -> Void
     ) async throws {
-        let server = try await PostgresTestServer.shared()
-        let database = try await server.makeDatabase()
-        let folder = try TemporaryFolder(prefix: "database-settings")
-        let environment = [
-            "APP_ENV": "development", "CONFIG_DIR": repositoryConfigFolder,
-            "DATABASE_PATH": folder.path("unused.sqlite"), "DATABASE_KIND": "postgres", "DATABASE_URL": database.url,
-            "SETTINGS_FROM_DATABASE": "true", "SETTINGS_POLL_INTERVAL": "1", "HTTP_PORT": "0",
-            "SHUTDOWN_CLOSE_TIMEOUT": "30",
-        ]
-        var instances: [Instance] = []
-        defer { for instance in instances { instance.task.cancel() } }
-        for _ in 0..<count {
-            let configuration = try await AppConfiguration.load(environment: environment)
-            let capture = LogCapture()
-            let logger = capture.logger(label: "server", level: .notice)
-            let task = Task { try await CatalogServer.run(configuration, environment: environment, logger: logger) }
-            let port = Mutex<Int?>(nil)
-            let listening = await eventually(within: .seconds(30)) {
-                let line = capture.lines.first { $0.message.hasPrefix("Listening on") }?.message
-                port.withLock {
-                    $0 = line.flatMap { Int($0.split(separator: ":").last?.prefix { $0.isNumber } ?? "") }
-                }
-                return port.withLock { $0 } != nil
-            }
-            try #require(listening, "\(capture.lines.map(\.message))")
-            let listeningPort = try #require(port.withLock { $0 })
-            let base = try #require(URL(string: "http://127.0.0.1:\(listeningPort)"))
-            instances.append(Instance(base: base, capture: capture, task: task))
-        }
-        // Every instance listening before the test commits anything.
-        for instance in instances {
-            #expect(
-                await eventually(within: .seconds(10)) {
-                    (try? await instance.settings())?["listening"] as? Bool == true
-                }
-            )
-        }
-        try await body(instances) { try await server.psql($0, database: database.name) }
-        for instance in instances {
-            instance.task.cancel()
-            _ = try? await instance.task.value
-        }
+        try await ServerInstance.withInstances(
+            count,
+            environment: ["APP_ENV": "development", "SETTINGS_FROM_DATABASE": "true"],
+            ready: { (try? await $0.settings())?["listening"] as? Bool == true },
+            body
+        )
     }
 
     @Test func threeInstancesServeEachCommittedChangeWithinASecondAndNoRequestFails() async throws {

@@ -34,15 +34,7 @@ struct LiveReloadTests {
             body: String? = nil,
             headers: [String: String] = [:]
         ) async throws -> (status: Int, body: String) {
-            var request = URLRequest(url: URL(string: base.absoluteString + path)!)
-            request.httpMethod = method
-            if let body {
-                request.httpBody = Data(body.utf8)
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            }
-            for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-            let (data, response) = try await URLSession.shared.data(for: request)
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+            try await httpRequest(base, path, method: method, body: body, headers: headers)
         }
 
         func statistics() async throws -> [String: Any] {

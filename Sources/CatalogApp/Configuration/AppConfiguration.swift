@@ -86,6 +86,13 @@ package struct AppConfiguration: Sendable {
     /// `settings.fromDatabase`: settings kept in the PostgreSQL database, over the files and
     /// under the environment, for every instance on it; `nil` when off (the default).
     var databaseSettings: DatabaseSettings?
+    /// With `tenants.fromDatabase`: the tenant registry in PostgreSQL, read at start-up, and the
+    /// tenants this instance accepted from it.
+    var tenantRegistry: (registry: PostgresTenantRegistry, accepted: AcceptedTenants)?
+
+    /// `settings.pollInterval`: how often the settings and the tenant registry kept in the
+    /// database are read when no notification came (5 s by default).
+    var registryPollInterval = Duration.seconds(5)
 
     /// Where settings kept in the database come from, and the version these were read at.
     struct DatabaseSettings: Sendable {
@@ -130,6 +137,20 @@ package struct AppConfiguration: Sendable {
         var overlay: Configuration.FileProvider<JSONSnapshot>?
         if let overlayFile = files.overlay { overlay = try await files.read(overlayFile) }
         var configuration = try read(files: files, profile: profile, overlay: overlay, environment: environment)
+        if configuration.tenants?.fromDatabase == true, let postgres = configuration.postgres {
+            let registry = PostgresTenantRegistry(
+                configuration: postgres,
+                settingKeys: TenantRegistryFollower.settingKeys,
+                pollInterval: configuration.registryPollInterval,
+                logger: Logger(label: "tenants")
+            )
+            do {
+                try await registry.load()
+            } catch {
+                throw ConfigurationError(key: "tenants.fromDatabase", source: postgres.redactedURL, message: "\(error)")
+            }
+            configuration.tenantRegistry = (registry, try AcceptedTenants(registry))
+        }
         guard var settings = configuration.databaseSettings, let postgres = configuration.postgres else {
             return configuration
         }
@@ -146,6 +167,7 @@ package struct AppConfiguration: Sendable {
             throw ConfigurationError(key: "settings.fromDatabase", source: postgres.redactedURL, message: "\(error)")
         }
         let snapshot = provider.currentSnapshot
+        let registry = configuration.tenantRegistry
         configuration = try read(
             files: files,
             profile: profile,
@@ -156,6 +178,7 @@ package struct AppConfiguration: Sendable {
         settings.provider = provider
         settings.version = snapshot.version
         configuration.databaseSettings = settings
+        configuration.tenantRegistry = registry
         return configuration
     }
 
@@ -226,7 +249,8 @@ package struct AppConfiguration: Sendable {
             ),
             logLevel: try values.choice("log.level", default: .info) { Logger.Level(rawValue: $0) },
             tenants: nil,
-            databaseSettings: nil
+            databaseSettings: nil,
+            tenantRegistry: nil
         )
         switch (configuration.databaseKind, configuration.repositoryVariant) {
         case (.postgres, "sqlite"):
@@ -270,6 +294,8 @@ package struct AppConfiguration: Sendable {
             }
             configuration.overrideRule = OverrideRule(header: header, entry: entry, variants: variants)
         }
+        let pollSeconds = try values.seconds("settings.pollInterval", default: 5, in: 0.1...3600)
+        configuration.registryPollInterval = .milliseconds(Int64(pollSeconds * 1000))
         if try values.bool("settings.fromDatabase", default: false) {
             guard configuration.databaseKind == .postgres else {
                 throw values.error(
@@ -277,11 +303,19 @@ package struct AppConfiguration: Sendable {
                     "settings are kept in PostgreSQL: it needs database.kind postgres"
                 )
             }
-            let seconds = try values.seconds("settings.pollInterval", default: 5, in: 0.1...3600)
-            configuration.databaseSettings = DatabaseSettings(pollInterval: .milliseconds(Int64(seconds * 1000)))
+            configuration.databaseSettings = DatabaseSettings(pollInterval: configuration.registryPollInterval)
         }
         if try values.bool("tenants.enabled", default: false) {
             configuration.tenants = try TenantSettings.read(values, folder: files.tenantsFolder, profile: profile)
+            if try values.bool("tenants.fromDatabase", default: false) {
+                guard configuration.databaseKind == .postgres else {
+                    throw values.error(
+                        "tenants.fromDatabase",
+                        "tenants are kept in PostgreSQL: it needs database.kind postgres"
+                    )
+                }
+                configuration.tenants?.fromDatabase = true
+            }
         }
         if profile == .production {
             if configuration.overrideRule != nil {

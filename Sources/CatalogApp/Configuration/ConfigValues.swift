@@ -44,7 +44,7 @@ struct ConfigValues {
     }
 
     /// Whether `key` has a value of any type.
-    private func isPresent(_ key: String) -> Bool {
+    func isPresent(_ key: String) -> Bool {
         Self.isPresent(key, in: reader)
     }
 

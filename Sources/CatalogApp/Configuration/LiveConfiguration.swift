@@ -29,6 +29,20 @@ struct SettingsStatus: Codable, Equatable, Sendable {
     var rejectedVersion: Int64?
 }
 
+/// What the tenant registry in PostgreSQL has told this instance, for `/debug/stats`.
+struct TenantRegistryStatus: Codable, Equatable, Sendable {
+    /// The registry's version read last.
+    var version: Int64
+    /// How it was read: `notify` or `poll`.
+    var source: PostgresListenerStatus.Source
+    /// When the database last answered a read, in ISO 8601.
+    var lastHeard: String?
+    /// Whether the listening connection is up.
+    var listening: Bool
+    /// Changes of a tenant this instance rejected since start-up.
+    var rejected: Int
+}
+
 /// Counts reloads as they are applied and rejected, and the version of the database's settings
 /// served, when there are some.
 final class ReloadLedger: Sendable {
@@ -39,10 +53,16 @@ final class ReloadLedger: Sendable {
     }
     private let state: Mutex<State>
     private let settings: PostgresSettingsProvider?
+    private let tenantRegistry: (registry: PostgresTenantRegistry, accepted: AcceptedTenants)?
 
     /// A ledger; with `settings`, of the configuration read at `settingsVersion` of them.
-    init(settings: PostgresSettingsProvider? = nil, settingsVersion: Int64 = 0) {
+    init(
+        settings: PostgresSettingsProvider? = nil,
+        settingsVersion: Int64 = 0,
+        tenantRegistry: (registry: PostgresTenantRegistry, accepted: AcceptedTenants)? = nil
+    ) {
         self.settings = settings
+        self.tenantRegistry = tenantRegistry
         state = Mutex(State(settingsServed: settings.map { (settingsVersion, $0.status.source) }))
     }
 
@@ -63,6 +83,19 @@ final class ReloadLedger: Sendable {
                 )
             }
         }
+    }
+
+    /// The tenant registry's status; `nil` without one.
+    var tenantRegistryStatus: TenantRegistryStatus? {
+        guard let (registry, accepted) = tenantRegistry else { return nil }
+        let status = registry.status
+        return TenantRegistryStatus(
+            version: status.version,
+            source: status.source,
+            lastHeard: status.lastHeard?.formatted(.iso8601),
+            listening: status.isListening,
+            rejected: accepted.rejected
+        )
     }
 
     func record(applied: Bool) {
@@ -234,6 +267,8 @@ final class LiveConfiguration: Service, Sendable {
                 configuration.databaseSettings = started.databaseSettings
                 configuration.databaseSettings?.version = settings.version
             }
+            // The registry started with the server: its tenants, not the files', are served.
+            configuration.tenantRegistry = started.tenantRegistry
             return configuration
         }
         .mapError {

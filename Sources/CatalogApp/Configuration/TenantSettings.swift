@@ -23,6 +23,9 @@ struct TenantSettings: Sendable, Equatable {
     var opensUnknownTenants: Bool
     /// The settings of each tenant with a file in `Config/tenants/`.
     var overlays: [TenantID: TenantOverlay]
+    /// `tenants.fromDatabase`: the tenants, their states and settings, kept in PostgreSQL
+    /// (``TenantRegistryFollower``) instead of in files; only the tenants there are served.
+    var fromDatabase = false
 
     /// The section as `values` hold it, with the tenant files in `folder`.
     ///
@@ -42,20 +45,19 @@ struct TenantSettings: Sendable, Equatable {
     }
 
     /// The tenancy of a root with these settings: each tenant's database in ``directory``, with
-    /// its file's settings over the root's.
+    /// its file's settings over the root's, or with `registry` its settings from the database.
     ///
-    /// A tenant refused here answers `404 unknown_tenant`, and nothing is opened for it.
-    var tenancy: Tenancy {
+    /// A tenant refused here answers `404 unknown_tenant` (or, suspended in the registry,
+    /// `403 tenant_suspended`), and nothing is opened for it.
+    func tenancy(registry: AcceptedTenants? = nil) -> Tenancy {
         let settings = self
         return Tenancy(maximumOpen: maximumOpen, idleTimeout: idleTimeout) { tenant, values in
-            let overlay = settings.overlays[tenant]
-            guard overlay != nil || settings.opensUnknownTenants else {
-                throw APIError(
-                    status: .notFound,
-                    code: "unknown_tenant",
-                    message: "There is no tenant \(tenant).",
-                    field: "X-Tenant"
-                )
+            let overlay: TenantOverlay?
+            if let registry {
+                overlay = try registry.overlay(of: tenant)
+            } else {
+                overlay = settings.overlays[tenant]
+                guard overlay != nil || settings.opensUnknownTenants else { throw AcceptedTenants.unknown(tenant) }
             }
             if var database = values.sqliteConfiguration {
                 database.path = URL(filePath: settings.directory).appending(path: "\(tenant).sqlite").path

@@ -22,6 +22,7 @@ enum DebugRoutes {
                     root: root,
                     reloads: reloads.counts,
                     settings: reloads.settingsStatus,
+                    tenantRegistry: reloads.tenantRegistryStatus,
                     tenancy: tenancy
                 )
             )

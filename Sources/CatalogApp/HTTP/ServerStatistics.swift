@@ -17,11 +17,14 @@ struct ServerStatistics: Codable, Equatable {
     /// With `settings.fromDatabase`: the version of the database's settings served, how it was
     /// read, and when the database last answered.
     var settings: SettingsStatus? = nil
+    /// With `tenants.fromDatabase`: the tenant registry's version, and how it was read.
+    var tenantRegistry: TenantRegistryStatus? = nil
 
     static func read(
         root: ReloadableScopeRoot,
         reloads: ReloadCounts,
         settings: SettingsStatus? = nil,
+        tenantRegistry: TenantRegistryStatus? = nil,
         tenancy: Bool
     ) async throws -> ServerStatistics {
         let current = root.current
@@ -32,7 +35,8 @@ struct ServerStatistics: Codable, Equatable {
             generation: root.generation,
             reloads: reloads,
             tenants: tenancy ? current.tenantStatistics : nil,
-            settings: settings
+            settings: settings,
+            tenantRegistry: tenantRegistry
         )
     }
 }
