@@ -10,6 +10,9 @@ import Logging
 enum ExampleServer {
     static func main() async {
         let environment = ProcessInfo.processInfo.environment
+        // Before the configuration is loaded: the loggers it makes (the settings and tenants kept
+        // in PostgreSQL) follow the live level too. A reload of `log.level` changes it for every logger.
+        LoggingSystem.bootstrap(LiveLogLevel.handler)
         let configuration: AppConfiguration
         do {
             configuration = try await AppConfiguration.load(environment: environment)
@@ -17,9 +20,7 @@ enum ExampleServer {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(1)
         }
-        // A reload of `log.level` changes it for every logger.
         LiveLogLevel.shared.level = configuration.logLevel
-        LoggingSystem.bootstrap(LiveLogLevel.handler)
         let logger = Logger(label: "ExampleServer")
         do {
             switch CommandLine.arguments.dropFirst().first {

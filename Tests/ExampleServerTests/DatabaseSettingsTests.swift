@@ -61,12 +61,13 @@ struct DatabaseSettingsTests {
                     }
                 }
             defer { counts.stopped.store(true, ordering: .relaxed) }
-            // 20 changes in a row, alternating the catalog's repository; each instance is asked
-            // for the version it serves until it serves the one just committed.
+            // 20 changes in a row, alternating the override rule's variants; each instance is asked
+            // for the version it serves until it serves the one just committed, and then follows it.
             var delays: [Duration] = []
             for change in 1...20 {
-                let repository = change.isMultiple(of: 2) ? "sqlite" : "fixture"
-                let version = try await sql("SELECT scoped_set_setting('catalog.repository', '\"\(repository)\"')")
+                // The override rule: what every request follows, and it moves no write elsewhere.
+                let variants = change.isMultiple(of: 2) ? #"["fixture"]"# : "[]"
+                let version = try await sql("SELECT scoped_set_setting('overrides.variants', '\(variants)')")
                 let committed = ContinuousClock.now
                 #expect(Int(version) == change)
                 for instance in instances {
@@ -75,6 +76,10 @@ struct DatabaseSettingsTests {
                     }
                     #expect(served, "\(instance.base) did not apply version \(change)")
                     delays.append(ContinuousClock.now - committed)
+                }
+                for instance in instances {
+                    let fixture = try await instance.get("/movies/1", headers: ["X-Catalog": "fixture"]).status
+                    #expect(fixture == (change.isMultiple(of: 2) ? 200 : 400), "version \(change) on \(instance.base)")
                 }
             }
             counts.stopped.store(true, ordering: .relaxed)
@@ -92,7 +97,7 @@ struct DatabaseSettingsTests {
                     #expect(try await instance.get(path).status == 200, "\(path) was acknowledged and lost")
                 }
             }
-            // The last change (20: the database's own repository) is what every instance serves,
+            // The last change (20: the fixture variant allowed) is what every instance serves,
             // read from one notification each time, logged with its version.
             for instance in instances {
                 let settings = try await instance.settings()

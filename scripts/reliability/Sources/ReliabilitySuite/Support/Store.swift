@@ -19,6 +19,8 @@ struct Store: Sendable {
 
     /// The PostgreSQL server the database is on, for a scenario that restarts or freezes it.
     var postgresServer: PostgresTestServer? { postgres?.server }
+    /// The database's name on ``postgresServer``, on PostgreSQL.
+    var postgresDatabase: String? { postgres?.database }
 
     /// A new, empty database named after `name`; on PostgreSQL, on `server` (by default the
     /// suite's shared cluster).
