@@ -30,6 +30,7 @@ enum ReliabilitySuite {
         ("tenants-pg", { try await TenantsScenario.run($0, on: .postgres) }),
         ("scale-out", ScaleOutScenario.run),
         ("shared-settings", { try SharedSettingsScenario.run($0) }),
+        ("shared-tenants", { try SharedTenantsScenario.run($0) }),
         // What the things the server depends on do wrong.
         ("pg-restart", { try PostgresRestartScenario.run($0) }),
         ("pg-freeze", { try PostgresFreezeScenario.run($0) }),

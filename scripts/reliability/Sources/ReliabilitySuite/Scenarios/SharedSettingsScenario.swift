@@ -87,10 +87,10 @@ enum SharedSettingsScenario {
         served.sort()
         let p99 = served.isEmpty ? Duration.seconds(99) : served[min(served.count - 1, served.count * 99 / 100)]
         result.report(
-            "3 instances, 16 clients, 20 changes: from commit to served p50 \(milliseconds(served[served.count / 2])), max \(milliseconds(served.last ?? .zero))"
+            "3 instances, 16 clients, 20 changes: from commit to served p50 \((served[served.count / 2]).inMilliseconds), max \((served.last ?? .zero).inMilliseconds)"
         )
         result.check(
-            "served within 1 s of the commit, p99 \(milliseconds(p99))",
+            "served within 1 s of the commit, p99 \(p99.inMilliseconds)",
             target: "< 1000 ms",
             p99 < .seconds(1) && late == 0
         )
@@ -207,13 +207,9 @@ enum SharedSettingsScenario {
         }
     }
 
-    private static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
-    }
-
     /// The longest of `delays`, or "never" when one instance did not converge.
     private static func worst(_ delays: [Duration?]) -> String {
-        delays.contains { $0 == nil } ? "never (one instance)" : milliseconds(delays.compactMap { $0 }.max() ?? .zero)
+        delays.contains { $0 == nil }
+            ? "never (one instance)" : (delays.compactMap { $0 }.max() ?? .zero).inMilliseconds
     }
 }

@@ -34,4 +34,7 @@ extension Int {
 extension Duration {
     /// The duration in seconds, fractions included.
     var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+
+    /// Whole milliseconds, for a report: `706 ms`.
+    var inMilliseconds: String { "\(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) ms" }
 }
