@@ -15,10 +15,13 @@ struct InstancesStartingTogetherTests {
     @Test(arguments: Backend.available)
     func threeInstancesStartingTogetherSeedTheCatalogOnce(backend: Backend) async throws {
         let database = try await TestDatabase(backend)
+        // On SQLite the instances' seeding transactions wait for each other's write lock: for
+        // up to 30 s here, where the suite's other tests may keep a holder from its next
+        // statement for seconds (5 s, the default, was passed once in a full run).
         let configuration = try await loadConfiguration(
             .development,
             folder: database.folder,
-            environment: database.environment
+            environment: database.environment.merging(["DATABASE_BUSY_TIMEOUT": "30"]) { $1 }
         )
         let logger = {
             var logger = Logger(label: "test")

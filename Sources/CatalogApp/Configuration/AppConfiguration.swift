@@ -226,6 +226,9 @@ package struct AppConfiguration: Sendable {
                 synchronous: try values.choice("database.synchronous", default: .full) {
                     SQLiteConfiguration.Synchronous(rawValue: $0.uppercased())
                 },
+                busyTimeout: .milliseconds(
+                    Int64(try values.seconds("database.busyTimeout", default: 5, in: 0...3600) * 1000)
+                ),
                 migrations: SQLiteMovieRepository.migrations,
                 leaseTimeout: .milliseconds(
                     Int64(try values.seconds("database.leaseTimeout", default: 5, in: 0.01...600) * 1000)
