@@ -1,6 +1,6 @@
 public import Configuration
 import CoreMetrics
-public import Foundation
+import Foundation
 public import Logging
 import PostgresNIO
 public import ServiceLifecycle
