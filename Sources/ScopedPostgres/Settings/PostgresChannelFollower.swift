@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import ServiceLifecycle
 
 /// Follows what a PostgreSQL channel announces on a connection of its own: reads when
 /// notified, and every `pollInterval` as the fallback for a notification that never came, and
@@ -27,10 +28,45 @@ struct PostgresChannelFollower: Sendable {
     /// The shortest wait before reconnecting; doubled at each failure, up to `pollInterval`.
     static let firstBackoff = Duration.milliseconds(100)
 
-    /// Runs `read` on each notification and poll until the task is cancelled.
+    /// Connects once, runs `read` on that connection, and closes it: the read at start-up.
+    ///
+    /// - Parameters:
+    ///   - what: what is read, for the error: `settings`, `tenants`.
+    ///   - read: reads on the connection.
+    /// - Throws: ``PostgresStartupError`` when the database cannot be reached within its
+    ///   `connectTimeout`, or `read` failed.
+    func readOnce(_ what: String, read: (PostgresConnection) async throws -> Void) async throws {
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: try configuration.connectionConfiguration(),
+                id: 0,
+                logger: logger
+            )
+            do {
+                try await read(connection)
+                try await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        } catch {
+            throw PostgresStartupError(
+                url: configuration.redactedURL,
+                problem: "cannot read its \(what): \(PostgresDatabaseError.classify(error))"
+            )
+        }
+    }
+
+    /// Runs `read` on each notification and poll until the task is cancelled or the service
+    /// group shuts down gracefully.
     ///
     /// - Parameter read: reads what changed on the connection given; throws when it could not.
-    func run(read: @escaping @Sendable (PostgresConnection, Trigger) async throws -> Void) async {
+    func runUntilShutdown(read: @escaping @Sendable (PostgresConnection, Trigger) async throws -> Void) async {
+        await cancelWhenGracefulShutdown { await run(read: read) }
+    }
+
+    /// Runs `read` on each notification and poll until the task is cancelled.
+    private func run(read: @escaping @Sendable (PostgresConnection, Trigger) async throws -> Void) async {
         var backoff = Self.firstBackoff
         var attempt = 0
         while !Task.isCancelled {

@@ -91,26 +91,22 @@ public final class PostgresSettingsProvider: Sendable {
     /// - Throws: ``PostgresStartupError`` when the database cannot be reached within its
     ///   `connectTimeout`, or the schema cannot be created.
     public func load() async throws {
-        do {
-            let connection = try await PostgresConnection.connect(
-                configuration: try configuration.connectionConfiguration(),
-                id: 0,
-                logger: logger
-            )
-            do {
-                try await prepare(connection)
-                try await read(on: connection, trigger: .poll)
-                try await connection.close()
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-        } catch {
-            throw PostgresStartupError(
-                url: configuration.redactedURL,
-                problem: "cannot read its settings: \(PostgresDatabaseError.classify(error))"
-            )
+        try await follower.readOnce("settings") { connection in
+            try await prepare(connection)
+            try await read(on: connection, trigger: .poll)
         }
+    }
+
+    /// What reads the database: once at start-up, then on each notification and poll.
+    private var follower: PostgresChannelFollower {
+        PostgresChannelFollower(
+            configuration: configuration,
+            channel: PostgresSettingsSchema.channel,
+            pollInterval: pollInterval,
+            readTimeout: configuration.statementTimeout,
+            logger: logger,
+            listening: { [weak self] in self?.setListening($0) }
+        )
     }
 
     /// Creates the schema and registers the keys, once per provider.
@@ -175,19 +171,9 @@ extension PostgresSettingsProvider: Service {
     /// is cancelled or the service group shuts down gracefully; prepares the database first if
     /// ``load()`` did not.
     public func run() async throws {
-        let follower = PostgresChannelFollower(
-            configuration: configuration,
-            channel: PostgresSettingsSchema.channel,
-            pollInterval: pollInterval,
-            readTimeout: configuration.statementTimeout,
-            logger: logger,
-            listening: { [weak self] in self?.setListening($0) }
-        )
-        await cancelWhenGracefulShutdown {
-            await follower.run { [self] connection, trigger in
-                try await prepare(connection)
-                try await read(on: connection, trigger: trigger)
-            }
+        await follower.runUntilShutdown { [self] connection, trigger in
+            try await prepare(connection)
+            try await read(on: connection, trigger: trigger)
         }
         // Watchers' sequences end with the provider's run.
         let watchers = state.withLock { state in

@@ -102,26 +102,22 @@ public final class PostgresTenantRegistry: Sendable {
     /// - Throws: ``PostgresStartupError`` when the database cannot be reached within its
     ///   `connectTimeout`, or the schema cannot be created.
     public func load() async throws {
-        do {
-            let connection = try await PostgresConnection.connect(
-                configuration: try configuration.connectionConfiguration(),
-                id: 0,
-                logger: logger
-            )
-            do {
-                try await prepare(connection)
-                try await read(on: connection, trigger: .poll)
-                try await connection.close()
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-        } catch {
-            throw PostgresStartupError(
-                url: configuration.redactedURL,
-                problem: "cannot read its tenants: \(PostgresDatabaseError.classify(error))"
-            )
+        try await follower.readOnce("tenants") { connection in
+            try await prepare(connection)
+            try await read(on: connection, trigger: .poll)
         }
+    }
+
+    /// What reads the database: once at start-up, then on each notification and poll.
+    private var follower: PostgresChannelFollower {
+        PostgresChannelFollower(
+            configuration: configuration,
+            channel: PostgresSettingsSchema.tenantsChannel,
+            pollInterval: pollInterval,
+            readTimeout: configuration.statementTimeout,
+            logger: logger,
+            listening: { [weak self] in self?.setListening($0) }
+        )
     }
 
     /// Runs `handler` with the tenants each read found changed, newest last, until ``run()``
@@ -213,19 +209,9 @@ extension PostgresTenantRegistry: Service {
     /// Listens for changes and polls, reconnecting when the connection is lost, until the task
     /// is cancelled or the service group shuts down gracefully.
     public func run() async throws {
-        let follower = PostgresChannelFollower(
-            configuration: configuration,
-            channel: PostgresSettingsSchema.tenantsChannel,
-            pollInterval: pollInterval,
-            readTimeout: configuration.statementTimeout,
-            logger: logger,
-            listening: { [weak self] in self?.setListening($0) }
-        )
-        await cancelWhenGracefulShutdown {
-            await follower.run { [self] connection, trigger in
-                try await prepare(connection)
-                try await read(on: connection, trigger: trigger)
-            }
+        await follower.runUntilShutdown { [self] connection, trigger in
+            try await prepare(connection)
+            try await read(on: connection, trigger: trigger)
         }
         let watchers = registry.withLock { registry in
             defer { registry.watchers = [:] }
