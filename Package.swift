@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "Scoped", targets: ["Scoped"]),
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
+        .library(name: "ScopedInstrumentation", targets: ["ScopedInstrumentation"]),
         .library(name: "ScopedDatabase", targets: ["ScopedDatabase"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
         .library(name: "ScopedPostgres", targets: ["ScopedPostgres"]),
@@ -29,8 +30,11 @@ let package = Package(
         // is resolved or compiled.
         .trait(name: "Macros", description: "The @Entry macro (builds swift-syntax)."),
         // Spans and metrics for service builds, closes and scopes (swift-distributed-tracing and
-        // swift-metrics, both API-only). Disabling the trait compiles them out of the core.
-        .trait(name: "Instrumentation", description: "Traces and metrics for service builds, closes and scopes."),
+        // swift-metrics, both API-only), in a module of their own that a root installs.
+        .trait(
+            name: "Instrumentation",
+            description: "ScopedInstrumentation: traces and metrics for service builds, closes and scopes."
+        ),
         .trait(
             name: "ServiceLifecycle",
             description: "ScopedServiceLifecycle: a root's life as a swift-service-lifecycle Service."
@@ -123,17 +127,20 @@ let package = Package(
                 .target(name: "ScopedMacros", condition: .when(traits: ["Macros"])),
                 // A close failure that cannot be thrown is logged where the server's logs go.
                 .product(name: "Logging", package: "swift-log"),
-                .product(
-                    name: "Tracing",
-                    package: "swift-distributed-tracing",
-                    condition: .when(traits: ["Instrumentation"])
-                ),
-                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["Instrumentation"])),
             ],
             // The core holds no unsafe construct: the compiler checks it.
             swiftSettings: [.strictMemorySafety()]
         ),
         .target(name: "ScopedTesting", dependencies: ["Scoped", "ScopedDatabase"]),
+        // Spans and metrics of a root's scopes and services: a ScopeObserver the root installs.
+        .target(
+            name: "ScopedInstrumentation",
+            dependencies: [
+                "Scoped",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -264,6 +271,7 @@ let package = Package(
                 "ScopedSQLite",
                 "ScopedPostgres",
                 "ScopedServiceLifecycle",
+                "ScopedInstrumentation",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "ScopedHummingbird",
                 "ScopedHummingbirdWebSocket",
@@ -373,6 +381,7 @@ let package = Package(
             name: "ScopedTests",
             dependencies: [
                 "Scoped",
+                "ScopedInstrumentation",
                 "ScopedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -477,6 +486,7 @@ let package = Package(
             name: "ExampleServerTests",
             dependencies: [
                 "CatalogApp",
+                "ScopedInstrumentation",
                 "CSQLite",
                 "ScopedDatabase",
                 "ScopedSQLite",
@@ -611,10 +621,11 @@ let package = Package(
 )
 
 // The trait each target's packages come with: `Scoped`, `ScopedTesting` and `ScopedSQLite` need
-// none (the core's tracing and metrics, and its macro, have their own condition above). Without
+// none (the core's macro has its own condition above). Without
 // `Macros`, swift-syntax is not even resolved.
 let traitOfTarget: [String: String] = [
     "ScopedMacros": "Macros",
+    "ScopedInstrumentation": "Instrumentation",
     "ScopedMacrosTests": "Macros",
     "ScopedServiceLifecycle": "ServiceLifecycle",
     "ScopedHummingbird": "Hummingbird",

@@ -2,16 +2,12 @@
 import PackageDescription
 
 // Scoped side by side with its peers, in one process: `swift run -c release ScopedBenchmarks`.
-//
-// `SCOPED_INSTRUMENTATION=off` builds Scoped with its `Instrumentation` trait disabled, spans
-// and metrics compiled out; Benchmarks/instrumentation.sh builds both and compares them.
-let instrumented = Context.environment["SCOPED_INSTRUMENTATION"] != "off"
 
 let package = Package(
     name: "ScopedBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Scoped", path: "..", traits: instrumented ? [.defaults] : []),
+        .package(name: "Scoped", path: "..", traits: [.defaults]),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
@@ -36,6 +32,7 @@ let package = Package(
                 .product(name: "ScopedDatabase", package: "Scoped"),
                 .product(name: "ScopedSQLite", package: "Scoped"),
                 .product(name: "ScopedPostgres", package: "Scoped"),
+                .product(name: "ScopedInstrumentation", package: "Scoped"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -46,9 +43,7 @@ let package = Package(
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-            ],
-            // The rows with a metrics backend or a tracer exist only where Scoped has them.
-            swiftSettings: instrumented ? [.define("SCOPED_INSTRUMENTATION")] : []
+            ]
         ),
         // Bytes per open scope: request scopes held open in this process, and idle WebSocket
         // connections held open on a running ExampleServer (Benchmarks/memory.sh).

@@ -8,6 +8,7 @@ package import Logging
 import Scoped
 package import ScopedDatabase
 import ScopedHummingbird
+import ScopedInstrumentation
 import ScopedPostgres
 import ScopedSQLite
 import ScopedServiceLifecycle
@@ -25,7 +26,8 @@ package enum CatalogServer {
     ///   - base: the values the root starts from: by default the test scope it is created in,
     ///     or defaults outside tests.
     ///   - instrumentation: where the root reports spans and metrics; by default the tracer
-    ///     bootstrapped and the process's Prometheus registry.
+    ///     bootstrapped and the process's Prometheus registry (with neither, the root reports
+    ///     nothing and runs no instrumentation code).
     ///   - logger: where a close that failed or was abandoned is logged.
     /// - Returns: the root, not yet validated.
     /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` for a repository variant
@@ -60,7 +62,7 @@ package enum CatalogServer {
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
             closeTimeout: configuration.closeTimeout,
             tenancy: configuration.tenants?.tenancy(registry: configuration.tenantRegistry?.accepted) ?? Tenancy(),
-            instrumentation: instrumentation ?? .bootstrapped
+            observers: [instrumentation ?? .bootstrapped]
         ) { values in
             switch configuration.databaseKind {
             case .sqlite: values.sqliteConfiguration = configuration.database

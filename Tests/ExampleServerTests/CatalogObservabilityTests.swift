@@ -5,6 +5,7 @@ import HummingbirdTesting
 import InMemoryTracing
 import MetricsTestKit
 import Scoped
+import ScopedInstrumentation
 import ScopedSQLite
 import ScopedTestSupport
 import ScopedTesting

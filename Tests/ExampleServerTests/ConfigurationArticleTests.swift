@@ -5,6 +5,7 @@ import HummingbirdTesting
 import MovieCatalog
 import Scoped
 import ScopedHummingbird
+import ScopedInstrumentation
 import ScopedSQLite
 import ScopedTestSupport
 import Testing
@@ -78,7 +79,7 @@ struct ConfigurationArticleTests {
     ) async throws -> ReloadableScopeRoot {
         // The roots of the example server: its database is an app service, built by validation.
         func makeRoot(_ configuration: AppConfiguration) throws -> ScopeRoot {
-            try CatalogServer.makeRoot(configuration, base: ScopedValues(), instrumentation: .disabled)
+            try CatalogServer.makeRoot(configuration, base: ScopedValues(), instrumentation: ScopeInstrumentation())
         }
         // SNIPPET-BEGIN
         let reloadable = ReloadableScopeRoot(try makeRoot(configuration))

@@ -1,66 +1,68 @@
-import Instrumentation
-import Logging
-import Metrics
-import OTel
-import Prometheus
 import Scoped
-import ServiceLifecycle
+import ScopedInstrumentation
 import ScopedSQLite
 import ScopedTestSupport
+import Synchronization
 import Testing
-import Tracing
 
-// The snippets of ObservingARunningService.md (Scoped's DocC catalog), verbatim between the
-// markers. They compile here; the first is not run, since a process bootstraps its metrics and
-// tracing backends once, and `CatalogObservabilityTests` covers what they report.
+// The snippets of ObservingARunningService.md (Scoped's DocC catalog) and of `ScopeObserver`'s
+// doc comment, verbatim between the markers.
+
+// SNIPPET-BEGIN
+struct BuildLog: ScopeObserver {
+    let log: @Sendable (String) -> Void
+
+    func build<Value>(
+        _ service: any ScopedServiceKey.Type,
+        _ operation: () async throws -> Value
+    ) async throws -> Value {
+        log("building \(service.name)")
+        return try await operation()
+    }
+}
+
+let root = ScopeRoot(observers: [BuildLog { print($0) }])
+// SNIPPET-END
 
 struct ObservingArticleTests {
-    /// Compiled, not run: it bootstraps the process's backends.
-    private func bootstrap(registry: PrometheusCollectorRegistry, tracer: any Tracer) -> ScopeRoot {
+    /// Compiled, not run: the root reports to the backends the process bootstrapped.
+    private func installInstrumentation() -> ScopeRoot {
         // SNIPPET-BEGIN
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
-        InstrumentationSystem.bootstrap(tracer)  // swift-otel, or any other Tracer
-        let root = ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self])
+        let root = ScopeRoot(services: [SQLiteDatabaseKey.self], observers: [ScopeInstrumentation.bootstrapped])
         // SNIPPET-END
         return root
     }
 
-    private func ownBackends(tracer: any Tracer, metrics: any MetricsFactory) -> ScopeRoot {
-        // SNIPPET-BEGIN
-        let root = ScopeRoot(instrumentation: ScopeInstrumentation(tracer: tracer, metricsFactory: metrics))
-        // SNIPPET-END
-        return root
-    }
-
-    /// Compiled, not run: it bootstraps the process's backends.
-    private func exportToACollector(registry: PrometheusCollectorRegistry, server: some Service) async throws {
-        let logger = Logger(label: "server")
-        // SNIPPET-BEGIN
-        var otel = OTel.Configuration.default  // the OTEL_* variables apply over it
-        otel.serviceName = "movie-catalog"
-        otel.logs.enabled = false
-        let tracing = try OTel.makeTracingBackend(configuration: otel)
-        let metrics = try OTel.makeMetricsBackend(configuration: otel)
-        InstrumentationSystem.bootstrap(tracing.factory)
-        let prometheus = PrometheusMetricsFactory(registry: registry)
-        MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [prometheus, metrics.factory]))
-        // Started first, stopped last: what the last requests recorded is sent.
-        try await ServiceGroup(services: [tracing.service, metrics.service, server], logger: logger).run()
-        // SNIPPET-END
-    }
-
-    @Test func aRootReportsToTheRegistryItWasGiven() async throws {
-        let registry = PrometheusCollectorRegistry()
-        let root = ownBackends(tracer: NoOpTracer(), metrics: PrometheusMetricsFactory(registry: registry))
-        try await root.withScope {}
-        var text: [UInt8] = []
-        registry.emit(into: &text)
-        #expect(String(decoding: text, as: UTF8.self).contains("scoped_"))
+    @Test func theBuildLogIsToldEachConstructionItsReadsNestedInside() async throws {
+        let lines = Mutex<[String]>([])
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            observers: [BuildLog { line in lines.withLock { $0.append(line) } }]
+        ) { _ in }
+        try await root.withScope {
+            _ = try await ScopedValues.current.service(SessionAfterClockKey.self)
+            _ = try await ScopedValues.current.service(SessionAfterClockKey.self)
+        }
         await root.shutdown()
+        #expect(lines.withLock { $0 } == ["building sessionAfterClock", "building clockForLog"])
     }
 
     @Test func everySnippetOfTheArticleIsHere() throws {
         let article = try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/ObservingARunningService.md")
-        #expect(article == (try ArticleSnippets.marked()))
+        // The article shows the installation first, the observer second: this file cannot, as
+        // the observer is declared at the top level.
+        #expect(article == (try ArticleSnippets.marked()).reversed())
     }
+}
+
+/// An app service for the build log to see built inside the session's build.
+private enum ClockForLogKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> Int { 1 }
+}
+
+/// A scope service that reads `ClockForLogKey` while it is built.
+private enum SessionAfterClockKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.scope
+    static func makeValue() async throws -> Int { try await ScopedValues.current.service(ClockForLogKey.self) + 1 }
 }

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import NIOFoundationCompat
 import Scoped
+import ScopedInstrumentation
 import ScopedSQLite
 import ScopedTestSupport
 import Testing

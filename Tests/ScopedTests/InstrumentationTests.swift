@@ -1,6 +1,7 @@
 import InMemoryTracing
 import MetricsTestKit
 import Scoped
+import ScopedInstrumentation
 import Testing
 import Tracing
 
@@ -21,7 +22,7 @@ struct InstrumentationTests {
 
     @Test func buildsAndClosesAreSpansNestedUnderTheCurrentSpanAndReadsAreNot() async throws {
         let tracer = InMemoryTracer()
-        let root = ScopeRoot(instrumentation: ScopeInstrumentation(tracer: tracer))
+        let root = ScopeRoot(observers: [ScopeInstrumentation(tracer: tracer)])
         try await tracer.withSpan("request", context: .topLevel) { _ in
             try await root.withScope {
                 // The session reads the app clock while it builds: the clock's span nests in it.
@@ -54,7 +55,7 @@ struct InstrumentationTests {
 
     @Test func aFailedBuildAndAFailedCloseRecordTheirErrorsOnTheirSpans() async throws {
         let tracer = InMemoryTracer()
-        let root = ScopeRoot(onCloseError: { _ in }, instrumentation: ScopeInstrumentation(tracer: tracer))
+        let root = ScopeRoot(onCloseError: { _ in }, observers: [ScopeInstrumentation(tracer: tracer)])
         await #expect(throws: BuildFailure.self) {
             try await root.withScope { _ = try await ScopedValues.current.service(UnbuildableKey.self) }
         }
@@ -78,7 +79,7 @@ struct InstrumentationTests {
         let metrics = TestMetrics()
         let root = ScopeRoot(
             services: [GraphSessionKey.self, AppClockKey.self],
-            instrumentation: ScopeInstrumentation(metricsFactory: metrics)
+            observers: [ScopeInstrumentation(metricsFactory: metrics)]
         )
         // Before any build: the handles exist, at zero.
         let builds = try metrics.expectCounter(
@@ -98,7 +99,7 @@ struct InstrumentationTests {
 
     @Test func scopesAndServicesAreCountedByOutcomeEntryAndLifetime() async throws {
         let metrics = TestMetrics()
-        let root = ScopeRoot(onCloseError: { _ in }, instrumentation: ScopeInstrumentation(metricsFactory: metrics))
+        let root = ScopeRoot(onCloseError: { _ in }, observers: [ScopeInstrumentation(metricsFactory: metrics)])
         let open = try metrics.expectMeter("scoped_scopes_open")
         try await root.withScope {
             #expect(open.lastValue == 1)
@@ -158,10 +159,10 @@ struct InstrumentationTests {
         )
     }
 
-    @Test func aRootTakesTheTracerBoundWhereItIsCreatedAndDisabledReportsNothing() async throws {
+    @Test func bootstrappedTakesTheTracerBoundWhereItIsReadAndARootWithoutItReportsNothing() async throws {
         let tracer = InMemoryTracer()
         let (bootstrapped, disabled) = withTracer(tracer) {
-            (ScopeRoot(), ScopeRoot(instrumentation: .disabled))
+            (ScopeRoot(observers: [ScopeInstrumentation.bootstrapped]), ScopeRoot())
         }
         try await bootstrapped.withScope { _ = try await ScopedValues.current.service(GraphSessionKey.self) }
         let reported = tracer.finishedSpans.count
@@ -174,7 +175,7 @@ struct InstrumentationTests {
 
     @Test func concurrentScopesCountEveryOpenAndClose() async throws {
         let metrics = TestMetrics()
-        let root = ScopeRoot(instrumentation: ScopeInstrumentation(metricsFactory: metrics))
+        let root = ScopeRoot(observers: [ScopeInstrumentation(metricsFactory: metrics)])
         try await withThrowingTaskGroup { group in
             for _ in 0..<200 {
                 group.addTask {

@@ -84,8 +84,7 @@ struct RootReloadTests {
     ) -> ScopeRoot {
         ScopeRoot(
             startingFrom: ScopedValues(),
-            services: [PoolKey.self, RepositoryKey.self, LogSinkKey.self],
-            instrumentation: .disabled
+            services: [PoolKey.self, RepositoryKey.self, LogSinkKey.self]
         ) { [ledger] in
             $0.ledger = ledger
             $0.poolSettings = PoolSettings(size: size, path: path)

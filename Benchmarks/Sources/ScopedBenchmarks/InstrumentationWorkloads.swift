@@ -1,19 +1,18 @@
-#if SCOPED_INSTRUMENTATION
 import InMemoryTracing
 import Prometheus
 import Scoped
+import ScopedInstrumentation
 
-/// The request-scope row with a backend installed: what a root's spans and metrics cost when
-/// something records them (the rows without one compare against the build without them,
-/// Benchmarks/instrumentation.sh).
+/// The request-scope row with ScopedInstrumentation installed on the root: what its spans and
+/// metrics cost when something records them (the row without it is the plain request scope).
 func instrumentationWorkloads() -> [Workload] {
     let prometheus = ScopeRoot(
-        instrumentation: ScopeInstrumentation(
-            metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry())
-        )
+        observers: [
+            ScopeInstrumentation(metricsFactory: PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+        ]
     ) { $0.benchRepository = LiveBenchRepository() }
     let tracer = InMemoryTracer()
-    let traced = ScopeRoot(instrumentation: ScopeInstrumentation(tracer: tracer)) {
+    let traced = ScopeRoot(observers: [ScopeInstrumentation(tracer: tracer)]) {
         $0.benchRepository = LiveBenchRepository()
     }
     let scoped = ScopedController()
@@ -32,7 +31,3 @@ func instrumentationWorkloads() -> [Workload] {
         },
     ]
 }
-#else
-/// No rows: Scoped is built without instrumentation.
-func instrumentationWorkloads() -> [Workload] { [] }
-#endif

@@ -23,7 +23,7 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root that sets no values of its own.
     ///
-    /// See ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:tenancy:instrumentation:configure:)`` for
+    /// See ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:tenancy:observers:configure:)`` for
     /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
@@ -32,7 +32,7 @@ public final class ScopeRoot: Sendable {
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
         tenancy: Tenancy = Tenancy(),
-        instrumentation: ScopeInstrumentation = .bootstrapped
+        observers: [any ScopeObserver] = []
     ) {
         self.init(
             services: services,
@@ -41,7 +41,7 @@ public final class ScopeRoot: Sendable {
             onCloseError: onCloseError,
             closeTimeout: closeTimeout,
             tenancy: tenancy,
-            instrumentation: instrumentation
+            observers: observers
         ) { _ in }
     }
 
@@ -71,8 +71,9 @@ public final class ScopeRoot: Sendable {
     ///     close, and costs a close no task of its own.
     ///   - tenancy: how many tenants may be open, and when an idle one is evicted; see
     ///     ``Tenancy``. Only scopes opened for a tenant use it.
-    ///   - instrumentation: where the spans and metrics of its scopes and services go; by
-    ///     default the tracer and metrics factory bootstrapped when the root is created.
+    ///   - observers: what the root tells when its scopes open and end and its services are
+    ///     built and closed (ScopedInstrumentation's spans and metrics, for one); see
+    ///     ``ScopeObserver``. None by default.
     ///   - configure: sets the root's values.
     public convenience init(
         startingFrom base: ScopedValues? = nil,
@@ -82,7 +83,7 @@ public final class ScopeRoot: Sendable {
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
         tenancy: Tenancy = Tenancy(),
-        instrumentation: ScopeInstrumentation = .bootstrapped,
+        observers: [any ScopeObserver] = [],
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         let base = base ?? ScopedValues.testScopeOrDefaults
@@ -95,7 +96,7 @@ public final class ScopeRoot: Sendable {
                 closeTimeout: closeTimeout,
                 tenancy: tenancy,
                 observer: base.node.observer,
-                instrumentation: instrumentation
+                observers: observers
             ),
             base: base,
             configure: configure

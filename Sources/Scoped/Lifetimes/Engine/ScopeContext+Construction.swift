@@ -88,22 +88,17 @@ extension ScopeContext {
         let inputs = link.lifetime == .app ? ServiceInputs() : nil
         let current = inputs.map { recordingNode(into: $0) } ?? node
         do {
-            #if Instrumentation
-            let instrumented = registry.instruments != nil
-            #else
-            let instrumented = false
-            #endif
-            if !instrumented, current == nil {
+            if registry.observers.isEmpty, current == nil {
                 // A request scope's services are built inside its binding: no binding of their
                 // own, and `make` is the operation itself, without a closure around it.
                 box = try await ConstructionChain.$current.withValue(chain, operation: make)
             } else {
                 box = try await ConstructionChain.$current.withValue(chain) {
-                    #if Instrumentation
-                    if let instruments = registry.instruments {
-                        return try await Self.withCurrent(current) { try await instruments.build(link.key, make) }
+                    guard registry.observers.isEmpty else {
+                        return try await Self.withCurrent(current) {
+                            try await registry.observers.build(link.key, make)
+                        }
                     }
-                    #endif
                     return try await Self.withCurrent(current, make)
                 }
             }

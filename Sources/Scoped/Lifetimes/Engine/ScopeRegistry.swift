@@ -5,6 +5,7 @@ import Logging
 package final class ScopeRegistry: Sendable {
     /// A service registered for validation and diagnostics.
     package struct Service: Sendable {
+        let key: any ScopedServiceKey.Type
         let id: ObjectIdentifier
         let name: String
         let lifetime: ScopedLifetime
@@ -12,6 +13,7 @@ package final class ScopeRegistry: Sendable {
         let resolve: @Sendable (ScopedValues) async throws -> Void
 
         init<K: ScopedServiceKey>(_ key: K.Type) {
+            self.key = key
             id = ObjectIdentifier(key)
             name = K.name
             lifetime = K.lifetime
@@ -47,11 +49,9 @@ package final class ScopeRegistry: Sendable {
     package let isTestRoot: Bool
     /// Which service read which while it was built.
     package let dependencies = DependencyRecorder()
-    #if Instrumentation
-    /// Where spans and metrics go; `nil` when nothing is installed, so that recording costs a
-    /// `nil` check.
-    let instruments: Instruments?
-    #endif
+    /// What the root reports its scopes and services to; empty when nothing is installed, so
+    /// that reporting costs an emptiness check.
+    let observers: RootObservers
 
     package init(
         services: [Service] = [],
@@ -62,7 +62,7 @@ package final class ScopeRegistry: Sendable {
         tenancy: Tenancy = Tenancy(),
         observer: DefaultReadObserver? = nil,
         isTestRoot: Bool = false,
-        instrumentation: ScopeInstrumentation = .bootstrapped
+        observers: [any ScopeObserver] = []
     ) {
         self.isTestRoot = isTestRoot
         self.tenancy = tenancy
@@ -72,23 +72,17 @@ package final class ScopeRegistry: Sendable {
         self.onCloseError = onCloseError
         self.closeTimeout = closeTimeout
         self.observer = observer
-        #if Instrumentation
-        self.instruments = instrumentation.makeInstruments(for: services)
-        #endif
+        self.observers = RootObservers(observers, services: services.map(\.key))
     }
 
     /// Reports how many tenants the root has open, after a tenant opened or the root closed them.
     func tenantCountChanged(open: Int) {
-        #if Instrumentation
-        instruments?.tenantsChanged(open: open, evicted: false)
-        #endif
+        observers.tenantsChanged(open: open, evicted: false)
     }
 
     /// Reports a tenant evicted, and how many remain open.
     func tenantEvicted(open: Int) {
-        #if Instrumentation
-        instruments?.tenantsChanged(open: open, evicted: true)
-        #endif
+        observers.tenantsChanged(open: open, evicted: true)
     }
 
     /// Logs a close failure at `error` level with the label `Scoped`, where the process's

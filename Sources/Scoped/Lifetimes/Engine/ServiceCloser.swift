@@ -1,5 +1,5 @@
 /// Closes a scope's built services, newest first, each bounded by its close timeout (or by
-/// itself) and reported to the root's instruments; knows nothing of the scope's state.
+/// itself) and reported to the root's observers; knows nothing of the scope's state.
 enum ServiceCloser {
     /// Closes the built services among `entries`, newest first, with their scope current.
     ///
@@ -35,7 +35,7 @@ enum ServiceCloser {
         return failures
     }
 
-    /// Closes one service, with its span and metrics when instruments are installed.
+    /// Closes one service, inside the root's observers' `close`, if any.
     @inline(__always)
     nonisolated(nonsending) private static func close(
         _ key: any ScopedServiceKey.Type,
@@ -43,14 +43,11 @@ enum ServiceCloser {
         outcome: ScopeOutcome,
         registry: ScopeRegistry
     ) async throws {
-        #if Instrumentation
-        if let instruments = registry.instruments {
-            try await instruments.close(key, outcome: outcome) {
+        guard registry.observers.isEmpty else {
+            return try await registry.observers.close(key, outcome: outcome) {
                 try await key.close(erased: box, outcome: outcome)
             }
-            return
         }
-        #endif
         try await key.close(erased: box, outcome: outcome)
     }
 

@@ -43,9 +43,7 @@ extension ReloadableScopeRoot {
                 } catch let error as ScopeReloadError {
                     outcome = .failure(error)
                 } catch {
-                    #if Instrumentation
-                    current.context.registry.instruments?.reloaded(applied: false, generation: generation)
-                    #endif
+                    current.context.registry.observers.rootReloaded(generation: generation, applied: false)
                     outcome = .failure(error)
                 }
                 if case .success(let reload) = outcome {

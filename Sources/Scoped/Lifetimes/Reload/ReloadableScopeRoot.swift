@@ -90,9 +90,7 @@ public final class ReloadableScopeRoot: Sendable {
         let problems = await newRoot.validate(scope: validationScope)
         guard problems.isEmpty else {
             await newRoot.shutdown()
-            #if Instrumentation
-            previous.context.registry.instruments?.reloaded(applied: false, generation: generation)
-            #endif
+            previous.context.registry.observers.rootReloaded(generation: generation, applied: false)
             throw .validationFailed(problems)
         }
         let generation = state.withLock { state in
@@ -101,9 +99,7 @@ public final class ReloadableScopeRoot: Sendable {
             return state.generation
         }
         newRoot.commitCarryOver(of: carried, from: previous)
-        #if Instrumentation
-        newRoot.context.registry.instruments?.reloaded(applied: true, generation: generation)
-        #endif
+        newRoot.context.registry.observers.rootReloaded(generation: generation, applied: true)
         return ScopeReload(
             generation: generation,
             carriedOver: carried.map { $0.key.name },

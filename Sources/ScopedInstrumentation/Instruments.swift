@@ -1,5 +1,6 @@
-#if Instrumentation
 import CoreMetrics
+import Dispatch
+import Scoped
 import Synchronization
 import Tracing
 
@@ -10,7 +11,7 @@ import Tracing
 /// a build or a close finds them without a lock. A service read without being registered gets
 /// its metrics on first use, made outside the lock that caches them: no lock of ours is held
 /// while the user's `MetricsFactory` runs.
-final class Instruments: Sendable {
+final class Instruments: ScopeObserver {
     /// The metrics of one service entry.
     private struct EntryMetrics: Sendable {
         let builds: Counter
@@ -65,14 +66,14 @@ final class Instruments: Sendable {
     /// The metrics of services read without being registered, made on first use.
     private let unregisteredMetrics = Mutex<[ObjectIdentifier: EntryMetrics]>([:])
 
-    init(tracer: (any Tracer)?, metricsFactory: (any MetricsFactory)?, services: [ScopeRegistry.Service]) {
+    init(tracer: (any Tracer)?, metricsFactory: (any MetricsFactory)?, services: [any ScopedServiceKey.Type]) {
         self.tracer = tracer
         self.metricsFactory = metricsFactory
         self.scopeMetrics = metricsFactory.map(ScopeMetrics.init)
         var registered: [ObjectIdentifier: EntryMetrics] = [:]
         if let metricsFactory {
             for service in services {
-                registered[service.id] = EntryMetrics(
+                registered[ObjectIdentifier(service)] = EntryMetrics(
                     name: service.name,
                     lifetime: service.lifetime,
                     factory: metricsFactory
@@ -82,9 +83,9 @@ final class Instruments: Sendable {
         self.registeredMetrics = registered
     }
 
-    /// Counts a reload of a ``ReloadableScopeRoot`` (`scoped_reloads_total{outcome}`) and, when
+    /// Counts a reload of a `ReloadableScopeRoot` (`scoped_reloads_total{outcome}`) and, when
     /// it was applied, sets the generation now current (`scoped_root_generation`).
-    func reloaded(applied: Bool, generation: Int) {
+    func rootReloaded(generation: Int, applied: Bool) {
         guard let metricsFactory else { return }
         Counter(
             label: "scoped_reloads_total",
@@ -123,24 +124,25 @@ final class Instruments: Sendable {
 
     /// Runs `build`, the construction of the service `key`, in a `scoped.build` span, and
     /// counts and times it.
-    nonisolated(nonsending) func build<K: ScopedServiceKey, Value>(
-        _ key: K.Type,
+    nonisolated(nonsending) func build<Value>(
+        _ key: any ScopedServiceKey.Type,
         _ build: () async throws -> Value
     ) async throws -> Value {
-        // Nanoseconds, not a `ContinuousClock.Instant`: see `NanosecondClock`.
-        let start = metricsFactory == nil ? nil : NanosecondClock.nanoseconds()
+        // Nanoseconds in a word, not a `ContinuousClock.Instant`: an async function keeps a
+        // local of a resilient type in the task's allocator.
+        let start = metricsFactory == nil ? nil : DispatchTime.now().uptimeNanoseconds
         let value = try await inSpan("scoped.build", key, outcome: nil, build)
         if let start, let metrics = metrics(for: key) {
             metrics.builds.increment()
-            metrics.buildSeconds.recordNanoseconds(NanosecondClock.nanoseconds() - start)
+            metrics.buildSeconds.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds &- start))
         }
         return value
     }
 
     /// Runs `close`, the close of the service `key` told `outcome`, in a `scoped.close` span,
     /// and counts it, and its failure.
-    nonisolated(nonsending) func close<K: ScopedServiceKey>(
-        _ key: K.Type,
+    nonisolated(nonsending) func close(
+        _ key: any ScopedServiceKey.Type,
         outcome: ScopeOutcome,
         _ close: () async throws -> Void
     ) async throws {
@@ -155,17 +157,17 @@ final class Instruments: Sendable {
         }
     }
 
-    nonisolated(nonsending) private func inSpan<K: ScopedServiceKey, Value>(
+    nonisolated(nonsending) private func inSpan<Value>(
         _ name: String,
-        _ key: K.Type,
+        _ key: any ScopedServiceKey.Type,
         outcome: ScopeOutcome?,
         _ operation: () async throws -> Value
     ) async throws -> Value {
         guard let tracer else { return try await operation() }
         let span = tracer.startSpan(name, context: ServiceContext.current ?? .topLevel, ofKind: .internal)
         defer { span.end() }
-        span.attributes["scoped.entry"] = K.name
-        span.attributes["scoped.lifetime"] = K.lifetime.rawValue
+        span.attributes["scoped.entry"] = key.name
+        span.attributes["scoped.lifetime"] = key.lifetime.rawValue
         if let outcome { span.attributes["scoped.outcome"] = outcome.name }
         do {
             // Services built while this one builds (its dependencies) nest under its span.
@@ -179,11 +181,11 @@ final class Instruments: Sendable {
 
     /// The metrics of the entry `key`: the registered ones, or else made on its first build or
     /// close (outside the lock; a concurrent first use keeps the first stored).
-    private func metrics<K: ScopedServiceKey>(for key: K.Type) -> EntryMetrics? {
+    private func metrics(for key: any ScopedServiceKey.Type) -> EntryMetrics? {
         guard let metricsFactory else { return nil }
         let id = ObjectIdentifier(key)
         if let metrics = registeredMetrics[id] ?? unregisteredMetrics.withLock({ $0[id] }) { return metrics }
-        let made = EntryMetrics(name: K.name, lifetime: K.lifetime, factory: metricsFactory)
+        let made = EntryMetrics(name: key.name, lifetime: key.lifetime, factory: metricsFactory)
         return unregisteredMetrics.withLock { cache in
             if let stored = cache[id] { return stored }
             cache[id] = made
@@ -191,4 +193,3 @@ final class Instruments: Sendable {
         }
     }
 }
-#endif

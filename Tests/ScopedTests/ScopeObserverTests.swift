@@ -1,0 +1,167 @@
+import Scoped
+import Synchronization
+import Testing
+
+/// Writes every event it is told into a shared journal, prefixed with its name.
+private struct JournalObserver: ScopeObserver {
+    let name: String
+    let journal: Journal
+    /// Whether `forRoot` declines: then the root must never call it.
+    var declines = false
+
+    func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)? {
+        journal.append("\(name) root: \(services.map { $0.name }.joined(separator: ","))")
+        return declines ? nil : self
+    }
+
+    func scopeOpened() { journal.append("\(name) opened") }
+
+    func scopeEnded(_ outcome: ScopeOutcome) { journal.append("\(name) ended \(outcome.name)") }
+
+    func build<Value>(_ service: any ScopedServiceKey.Type, _ operation: () async throws -> Value) async throws -> Value
+    {
+        journal.append("\(name) build \(service.name)")
+        do {
+            let value = try await operation()
+            journal.append("\(name) built \(service.name)")
+            return value
+        } catch {
+            journal.append("\(name) failed \(service.name)")
+            throw error
+        }
+    }
+
+    func close(
+        _ service: any ScopedServiceKey.Type,
+        outcome: ScopeOutcome,
+        _ operation: () async throws -> Void
+    ) async throws {
+        journal.append("\(name) close \(service.name) \(outcome.name)")
+        do {
+            try await operation()
+        } catch {
+            journal.append("\(name) close failed \(service.name)")
+            throw error
+        }
+    }
+
+    func tenantsChanged(open: Int, evicted: Bool) {
+        journal.append("\(name) tenants \(open)\(evicted ? " evicted" : "")")
+    }
+
+    func rootReloaded(generation: Int, applied: Bool) {
+        journal.append("\(name) reload \(generation) \(applied ? "applied" : "rejected")")
+    }
+}
+
+private final class Journal: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+    func clear() { lines.withLock { $0 = [] } }
+}
+
+/// A root's one extension point: what its observers are told, in what order, and that a root
+/// without one tells nothing.
+struct ScopeObserverTests {
+    private let journal = Journal()
+
+    @Test func aRequestIsToldOpenedBuildsNestedClosesNewestFirstThenEnded() async throws {
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            services: [AppClockKey.self, GraphSessionKey.self],
+            observers: [JournalObserver(name: "A", journal: journal)]
+        ) { _ in }
+        #expect(journal.all == ["A root: appClock,graphSession"])
+        journal.clear()
+        try await root.withScope {
+            _ = try await ScopedValues.current.service(GraphSessionKey.self)
+            _ = try await ScopedValues.current.service(SessionKey.self)
+        }
+        #expect(
+            journal.all == [
+                "A opened",
+                // The app service the session reads is built inside the session's build.
+                "A build graphSession", "A build appClock", "A built appClock", "A built graphSession",
+                "A build session", "A built session",
+                "A close session success", "A close graphSession success",
+                "A ended success",
+            ]
+        )
+        journal.clear()
+        await root.shutdown()
+        #expect(journal.all == ["A tenants 0", "A close appClock success"])
+    }
+
+    @Test func observersNestInTheOrderGivenTheFirstOutermost() async throws {
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            observers: [JournalObserver(name: "A", journal: journal), JournalObserver(name: "B", journal: journal)]
+        ) { _ in }
+        journal.clear()
+        try await root.withScope { _ = try await ScopedValues.current.service(SessionKey.self) }
+        #expect(
+            journal.all == [
+                "A opened", "B opened",
+                "A build session", "B build session", "B built session", "A built session",
+                "A close session success", "B close session success",
+                "A ended success", "B ended success",
+            ]
+        )
+    }
+
+    @Test func failuresReachTheObserverAsTheOperationThrewThem() async throws {
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            onCloseError: { _ in },
+            observers: [JournalObserver(name: "A", journal: journal)]
+        ) { _ in }
+        journal.clear()
+        await #expect(throws: ConstructionFailure.self) {
+            try await root.withScope { _ = try await ScopedValues.current.service(BrokenKey.self) }
+        }
+        #expect(journal.all == ["A opened", "A build broken", "A failed broken", "A ended failure"])
+        journal.clear()
+        await #expect(throws: ScopeCloseError.self) {
+            try await root.withScope { _ = try await ScopedValues.current.service(FailingCloseKey.self) }
+        }
+        #expect(
+            journal.all == [
+                "A opened", "A build failingClose", "A built failingClose",
+                "A close failingClose success", "A close failed failingClose", "A ended success",
+            ]
+        )
+    }
+
+    @Test func anObserverThatDeclinesARootIsNeverCalledOnIt() async throws {
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            services: [SessionKey.self],
+            observers: [JournalObserver(name: "A", journal: journal, declines: true)]
+        ) { _ in }
+        #expect(journal.all == ["A root: session"])
+        try await root.withScope { _ = try await ScopedValues.current.service(SessionKey.self) }
+        await root.shutdown()
+        #expect(journal.all == ["A root: session"])
+    }
+
+    @Test func tenantsAndReloadsAreToldToTheRootTheyConcern() async throws {
+        let observer = JournalObserver(name: "A", journal: journal)
+        let first = ScopeRoot(startingFrom: ScopedValues(), observers: [observer]) { _ in }
+        let acme = try #require(TenantID("acme"))
+        try await first.withScope(tenant: acme) { _ = try await ScopedValues.current.service(SessionKey.self) }
+        #expect(journal.all.contains("A tenants 1"))
+        #expect(await first.evictTenant(acme))
+        #expect(journal.all.contains("A tenants 0 evicted"))
+        let reloadable = ReloadableScopeRoot(first)
+        journal.clear()
+        let second = ScopeRoot(startingFrom: ScopedValues(), services: [SessionKey.self], observers: [observer]) { _ in
+        }
+        _ = try await reloadable.reload(to: second)
+        // The new root asked for its observer, then was told it became generation 2.
+        #expect(journal.all.first == "A root: session")
+        #expect(journal.all.last == "A reload 2 applied")
+        await first.shutdown()
+        await second.shutdown()
+    }
+}
