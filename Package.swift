@@ -407,6 +407,10 @@ let package = Package(
         ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting", "ScopedTestSupport"]),
         .testTarget(
+            name: "ScopedInstrumentationTests",
+            dependencies: ["ScopedInstrumentation", .product(name: "MetricsTestKit", package: "swift-metrics")]
+        ),
+        .testTarget(
             name: "ScopedSQLiteTests",
             dependencies: ["ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport"]
         ),
@@ -626,6 +630,7 @@ let package = Package(
 let traitOfTarget: [String: String] = [
     "ScopedMacros": "Macros",
     "ScopedInstrumentation": "Instrumentation",
+    "ScopedInstrumentationTests": "Instrumentation",
     "ScopedMacrosTests": "Macros",
     "ScopedServiceLifecycle": "ServiceLifecycle",
     "ScopedHummingbird": "Hummingbird",
