@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Scoped", targets: ["Scoped"]),
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
         .library(name: "ScopedInstrumentation", targets: ["ScopedInstrumentation"]),
+        .library(name: "ScopedDiagnostics", targets: ["ScopedDiagnostics"]),
         .library(name: "ScopedDatabase", targets: ["ScopedDatabase"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
         .library(name: "ScopedPostgres", targets: ["ScopedPostgres"]),
@@ -132,6 +133,8 @@ let package = Package(
             swiftSettings: [.strictMemorySafety()]
         ),
         .target(name: "ScopedTesting", dependencies: ["Scoped", "ScopedDatabase"]),
+        // The dependency graph a root records while its services are built: a ScopeObserver.
+        .target(name: "ScopedDiagnostics", dependencies: ["Scoped"]),
         // Spans and metrics of a root's scopes and services: a ScopeObserver the root installs.
         .target(
             name: "ScopedInstrumentation",
@@ -272,6 +275,7 @@ let package = Package(
                 "ScopedPostgres",
                 "ScopedServiceLifecycle",
                 "ScopedInstrumentation",
+                "ScopedDiagnostics",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "ScopedHummingbird",
                 "ScopedHummingbirdWebSocket",
@@ -382,6 +386,7 @@ let package = Package(
             dependencies: [
                 "Scoped",
                 "ScopedInstrumentation",
+                "ScopedDiagnostics",
                 "ScopedTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -406,6 +411,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting", "ScopedTestSupport"]),
+        .testTarget(name: "ScopedDiagnosticsTests", dependencies: ["ScopedDiagnostics"]),
         .testTarget(
             name: "ScopedInstrumentationTests",
             dependencies: ["ScopedInstrumentation", .product(name: "MetricsTestKit", package: "swift-metrics")]
@@ -491,6 +497,7 @@ let package = Package(
             dependencies: [
                 "CatalogApp",
                 "ScopedInstrumentation",
+                "ScopedDiagnostics",
                 "CSQLite",
                 "ScopedDatabase",
                 "ScopedSQLite",

@@ -13,5 +13,5 @@ APP_ENV=development DATABASE_PATH="$workdir/catalog.sqlite" HTTP_PORT="$port" .b
 server=$!
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$workdir"' EXIT
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -fsS "http://127.0.0.1:$port/debug/graph?format=svg" -o Sources/Scoped/Scoped.docc/Resources/example-dependency-graph.svg
-echo "wrote Sources/Scoped/Scoped.docc/Resources/example-dependency-graph.svg"
+curl -fsS "http://127.0.0.1:$port/debug/graph?format=svg" -o Sources/ScopedDiagnostics/ScopedDiagnostics.docc/Resources/example-dependency-graph.svg
+echo "wrote Sources/ScopedDiagnostics/ScopedDiagnostics.docc/Resources/example-dependency-graph.svg"

@@ -7,6 +7,7 @@ import HummingbirdWebSocket
 package import Logging
 import Scoped
 package import ScopedDatabase
+import ScopedDiagnostics
 import ScopedHummingbird
 import ScopedInstrumentation
 import ScopedPostgres
@@ -62,7 +63,9 @@ package enum CatalogServer {
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
             closeTimeout: configuration.closeTimeout,
             tenancy: configuration.tenants?.tenancy(registry: configuration.tenantRegistry?.accepted) ?? Tenancy(),
-            observers: [instrumentation ?? .bootstrapped]
+            // Spans and metrics where a backend is bootstrapped; the dependency graph that
+            // `/debug/graph` serves and the start-up report logs.
+            observers: [instrumentation ?? .bootstrapped, DependencyGraphRecorder()]
         ) { values in
             switch configuration.databaseKind {
             case .sqlite: values.sqliteConfiguration = configuration.database
@@ -97,7 +100,7 @@ package enum CatalogServer {
     static func seed(_ root: ScopeRoot, configuration: AppConfiguration, logger: Logger) async throws {
         // Validation built every app service: what each took, slowest first, once.
         // With what each read: a reload carries it over while those hold the same values.
-        let graph = root.dependencyGraph()
+        let graph = root.dependencyGraph() ?? DependencyGraph(services: [], edges: [])
         for (name, duration) in graph.appServiceBuilds {
             let microseconds =
                 duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000

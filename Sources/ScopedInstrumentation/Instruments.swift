@@ -12,6 +12,9 @@ import Tracing
 /// its metrics on first use, made outside the lock that caches them: no lock of ours is held
 /// while the user's `MetricsFactory` runs.
 final class Instruments: ScopeObserver {
+    /// Scopes, builds and closes; not reads.
+    var events: ScopeObserverEvents { [.scopes, .services] }
+
     /// The metrics of one service entry.
     private struct EntryMetrics: Sendable {
         let builds: Counter

@@ -5,6 +5,7 @@ import Hummingbird
 import Logging
 import HummingbirdTesting
 import Scoped
+import ScopedDiagnostics
 import ScopedPostgres
 import ScopedSQLite
 import ScopedTesting

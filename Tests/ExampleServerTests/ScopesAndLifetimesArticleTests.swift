@@ -7,6 +7,7 @@ import MovieCatalog
 import Scoped
 import ScopedHummingbird
 import ScopedDatabase
+import ScopedDiagnostics
 import ScopedHummingbirdWebSocket
 import ScopedSQLite
 import ScopedServiceLifecycle
@@ -138,7 +139,7 @@ struct ScopesAndLifetimesArticle {
 
     func logBuilds(of root: ScopeRoot, logger: Logger) {
         // SNIPPET-BEGIN
-        for (name, duration) in root.dependencyGraph().appServiceBuilds {
+        for (name, duration) in root.dependencyGraph()?.appServiceBuilds ?? [] {
             logger.notice("Built app service \(name) in \(duration)")
         }
         // SNIPPET-END
@@ -189,7 +190,7 @@ struct ScopesAndLifetimesArticleTests {
     }
 
     private func makeRoot() -> ScopeRoot {
-        ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+        ScopeRoot(services: [SQLiteSessionKey.self], observers: [DependencyGraphRecorder()]) {
             [database] in $0.sqliteConfiguration = database
         }
     }
@@ -262,7 +263,7 @@ struct ScopesAndLifetimesArticleTests {
     @Test func validationPassesAndTheBuildsAreListed() async throws {
         let root = makeRoot()
         await article.validateOrExit(root, logger: Logger(label: "test"))  // returns: no problem
-        #expect(root.dependencyGraph().appServiceBuilds.map(\.0) == ["sqliteDatabase"])
+        #expect(try #require(root.dependencyGraph()).appServiceBuilds.map(\.0) == ["sqliteDatabase"])
         article.logBuilds(of: root, logger: Logger(label: "test"))
         try await root.shutdown()
     }

@@ -188,14 +188,6 @@ func validatingAtStartUp(root: ScopeRoot, logger: Logger) async {
     // SNIPPET-END
 }
 
-func drawingTheGraph(root: ScopeRoot) async {
-    // SNIPPET-BEGIN
-    _ = await root.validate()
-    print(root.dependencyGraph().dot)  // dot -Tpng -o graph.png
-    root.dependencyGraph().dependents(of: "sqliteDatabase")  // ["sqliteSession"]
-    // SNIPPET-END
-}
-
 func choosingVariants() throws -> ScopeRoot {
     // SNIPPET-BEGIN
     var variants = ScopedVariants()

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationXML
 import Scoped
+import ScopedDiagnostics
 import ScopedTestSupport
 import Testing
 
@@ -15,11 +16,15 @@ struct DependencyGraphTests {
     private typealias Edge = DependencyGraph.Edge
 
     @Test func afterValidationTheGraphHoldsEveryReadIncludingReadsOfServicesAlreadyBuilt() async throws {
-        let root = ScopeRoot(services: [
-            DiamondLeftKey.self, DiamondRightKey.self, DiamondSharedKey.self, GraphSessionKey.self, AppClockKey.self,
-        ])
+        let root = ScopeRoot(
+            services: [
+                DiamondLeftKey.self, DiamondRightKey.self, DiamondSharedKey.self, GraphSessionKey.self,
+                AppClockKey.self,
+            ],
+            observers: [DependencyGraphRecorder()]
+        )
         #expect(await root.validate().isEmpty)
-        let graph = root.dependencyGraph()
+        let graph = try root.recordedGraph
         // The right side reads the shared service the left side had already built.
         #expect(
             Set(graph.edges) == [
@@ -36,26 +41,43 @@ struct DependencyGraphTests {
     }
 
     @Test func readsValidationRefusedAreMarkedWithTheReason() async throws {
-        let root = ScopeRoot(services: [CaptiveRepositoryKey.self, SessionKey.self, CycleAKey.self])
+        let root = ScopeRoot(
+            services: [CaptiveRepositoryKey.self, SessionKey.self, CycleAKey.self],
+            observers: [DependencyGraphRecorder()]
+        )
         #expect(await root.validate().count == 2)
-        let edges = Set(root.dependencyGraph().edges)
+        let edges = Set(try root.recordedGraph.edges)
         #expect(edges.contains(Edge(from: CaptiveRepositoryKey.name, to: SessionKey.name, refused: .captiveDependency)))
         #expect(edges.contains(Edge(from: CycleAKey.name, to: CycleBKey.name, refused: nil)))
         #expect(edges.contains(Edge(from: CycleBKey.name, to: CycleAKey.name, refused: .cycle)))
     }
 
+    @Test func aRootWithoutTheRecorderHasNoGraphAndARecorderSeesOnlyItsOwnRoot() async throws {
+        let plain = ScopeRoot(services: [GraphSessionKey.self, AppClockKey.self])
+        let recorded = ScopeRoot(services: [AppClockKey.self], observers: [DependencyGraphRecorder()])
+        #expect(await plain.validate().isEmpty)
+        #expect(plain.dependencyGraph() == nil)
+        #expect(try recorded.recordedGraph.edges.isEmpty)
+        #expect(try recorded.recordedGraph.services.map(\.name) == [AppClockKey.name])
+        await plain.shutdown()
+        await recorded.shutdown()
+    }
+
     @Test func readsOutsideAnyConstructionAreNotDependencies() async throws {
-        let root = ScopeRoot()
+        let root = ScopeRoot(observers: [DependencyGraphRecorder()])
         try await root.withScope {
             _ = try await ScopedValues.current.service(AppClockKey.self)
             _ = try await ScopedValues.current.service(GraphSessionKey.self)
             _ = try await ScopedValues.current.service(AppClockKey.self)
         }
-        #expect(root.dependencyGraph().edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
+        #expect(try root.recordedGraph.edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
     }
 
     @Test func aReadThatManyConcurrentScopesRepeatIsOneEdgeAndAReadRefusedLaterIsItsOwn() async throws {
-        let root = ScopeRoot(services: [GraphSessionKey.self, AppClockKey.self])
+        let root = ScopeRoot(
+            services: [GraphSessionKey.self, AppClockKey.self],
+            observers: [DependencyGraphRecorder()]
+        )
         // 200 requests at once, each building its session from the same app service.
         try await withThrowingTaskGroup { group in
             for _ in 0..<200 {
@@ -65,23 +87,29 @@ struct DependencyGraphTests {
             }
             try await group.waitForAll()
         }
-        let graph = root.dependencyGraph()
+        let graph = try root.recordedGraph
         #expect(graph.edges == [Edge(from: GraphSessionKey.name, to: AppClockKey.name, refused: nil)])
         #expect(graph.services.map(\.name) == [AppClockKey.name, GraphSessionKey.name].sorted())
         // A refused read, made by every validation, is recorded once, with its reason.
-        let captive = ScopeRoot(services: [CaptiveRepositoryKey.self, SessionKey.self])
+        let captive = ScopeRoot(
+            services: [CaptiveRepositoryKey.self, SessionKey.self],
+            observers: [DependencyGraphRecorder()]
+        )
         for _ in 0..<3 { _ = await captive.validate() }
         #expect(
-            captive.dependencyGraph().edges.filter { $0.from == CaptiveRepositoryKey.name } == [
+            try captive.recordedGraph.edges.filter { $0.from == CaptiveRepositoryKey.name } == [
                 Edge(from: CaptiveRepositoryKey.name, to: SessionKey.name, refused: .captiveDependency)
             ]
         )
     }
 
     @Test func theGraphRendersAsDOTAndMermaid() async throws {
-        let root = ScopeRoot(services: [CaptiveRepositoryKey.self, GraphSessionKey.self])
+        let root = ScopeRoot(
+            services: [CaptiveRepositoryKey.self, GraphSessionKey.self],
+            observers: [DependencyGraphRecorder()]
+        )
         _ = await root.validate()
-        let graph = root.dependencyGraph()
+        let graph = try root.recordedGraph
         let (captive, session, clock, graphSession) =
             (CaptiveRepositoryKey.name, SessionKey.name, AppClockKey.name, GraphSessionKey.name)
         #expect(graph.dot.hasPrefix("digraph dependencies {\n"))
@@ -103,9 +131,12 @@ struct DependencyGraphTests {
     }
 
     @Test func theGraphRendersAsAnSVGWithReadersLeftOfWhatTheyRead() async throws {
-        let root = ScopeRoot(services: [CaptiveRepositoryKey.self, GraphSessionKey.self])
+        let root = ScopeRoot(
+            services: [CaptiveRepositoryKey.self, GraphSessionKey.self],
+            observers: [DependencyGraphRecorder()]
+        )
         _ = await root.validate()
-        let graph = root.dependencyGraph()
+        let graph = try root.recordedGraph
         let picture = try SVGPicture(graph.svg)
         // Every service is drawn once, named, with its lifetime under its name.
         #expect(picture.texts.filter { graph.services.map(\.name).contains($0.text) }.count == graph.services.count)
@@ -125,13 +156,16 @@ struct DependencyGraphTests {
 /// The start-up report: how long each app service took to build.
 struct AppServiceBuildReportTests {
     @Test func validationRecordsEachAppServicesBuildTimeSlowestFirstAndNoScopeService() async throws {
-        let root = ScopeRoot(services: [AppClockKey.self, SlowAppKey.self, GraphSessionKey.self])
+        let root = ScopeRoot(
+            services: [AppClockKey.self, SlowAppKey.self, GraphSessionKey.self],
+            observers: [DependencyGraphRecorder()]
+        )
         #expect(await root.validate().isEmpty)
-        let builds = root.dependencyGraph().appServiceBuilds
+        let builds = try root.recordedGraph.appServiceBuilds
         #expect(builds.map(\.name) == [SlowAppKey.name, AppClockKey.name])
         #expect(builds[0].duration >= .milliseconds(20))  // SlowAppKey sleeps 20 ms while it builds
         #expect(builds[1].duration < builds[0].duration)
-        #expect(root.dependencyGraph().services.first { $0.name == GraphSessionKey.name }?.buildDuration == nil)
+        #expect(try root.recordedGraph.services.first { $0.name == GraphSessionKey.name }?.buildDuration == nil)
     }
 }
 
@@ -168,5 +202,12 @@ private final class SVGPicture: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
         if element == "text", let text = openText { texts.append(text) }
         if element == "text" { openText = nil }
+    }
+}
+
+extension ScopeRoot {
+    /// The graph its recorder recorded; a test fails when it has none.
+    fileprivate var recordedGraph: DependencyGraph {
+        get throws { try #require(dependencyGraph()) }
     }
 }

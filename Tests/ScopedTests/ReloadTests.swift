@@ -1,4 +1,5 @@
 import Scoped
+import ScopedDiagnostics
 import Synchronization
 import Testing
 
@@ -84,7 +85,8 @@ struct RootReloadTests {
     ) -> ScopeRoot {
         ScopeRoot(
             startingFrom: ScopedValues(),
-            services: [PoolKey.self, RepositoryKey.self, LogSinkKey.self]
+            services: [PoolKey.self, RepositoryKey.self, LogSinkKey.self],
+            observers: [DependencyGraphRecorder()]
         ) { [ledger] in
             $0.ledger = ledger
             $0.poolSettings = PoolSettings(size: size, path: path)
@@ -197,11 +199,24 @@ struct RootReloadTests {
 
     @Test func theGraphListsWhatEachAppServiceReadWhileBuilt() async throws {
         let reloadable = try await started()
-        let services = reloadable.current.dependencyGraph().services
+        let services = try #require(reloadable.current.dependencyGraph()).services
         #expect(services.first { $0.name == "pool" }?.inputs == ["poolFailsToOpen", "ledger", "poolSettings"])
         #expect(services.first { $0.name == "logSink" }?.inputs == ["reloadLogLevel"])
         // The repository read only a service: that is an edge, not an input.
         #expect(services.first { $0.name == "repository" }?.inputs == [])
+        await reloadable.current.shutdown()
+    }
+
+    @Test func theNewRootsGraphKnowsWhatTheCarriedOverServicesRead() async throws {
+        let reloadable = try await started()
+        let reload = try await reloadable.reload(to: makeRoot(logLevel: "debug"))
+        #expect(reload.carriedOver == ["pool", "repository"])
+        let graph = try #require(reloadable.current.dependencyGraph())
+        // Carried over, not built here: what they read is known, their build time is not.
+        #expect(graph.edges == [DependencyGraph.Edge(from: "repository", to: "pool")])
+        #expect(graph.services.first { $0.name == "pool" }?.inputs == ["poolFailsToOpen", "ledger", "poolSettings"])
+        #expect(graph.appServiceBuilds.map(\.name) == ["logSink"])
+        await reload.previous.shutdown()
         await reloadable.current.shutdown()
     }
 

@@ -8,6 +8,7 @@ private struct JournalObserver: ScopeObserver {
     let journal: Journal
     /// Whether `forRoot` declines: then the root must never call it.
     var declines = false
+    var events = ScopeObserverEvents.all
 
     func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)? {
         journal.append("\(name) root: \(services.map { $0.name }.joined(separator: ","))")
@@ -43,6 +44,17 @@ private struct JournalObserver: ScopeObserver {
             journal.append("\(name) close failed \(service.name)")
             throw error
         }
+    }
+
+    func serviceRead(_ service: any ScopedServiceKey.Type, by reader: any ScopedServiceKey.Type, refusal: ScopedError?)
+    {
+        journal.append("\(name) \(reader.name) read \(service.name)\(refusal == nil ? "" : " refused")")
+    }
+
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [String]) {
+        journal.append(
+            "\(name) app \(service.name) \(duration == nil ? "carried" : "timed") [\(inputs.joined(separator: ","))]"
+        )
     }
 
     func tenantsChanged(open: Int, evicted: Bool) {
@@ -82,7 +94,9 @@ struct ScopeObserverTests {
             journal.all == [
                 "A opened",
                 // The app service the session reads is built inside the session's build.
-                "A build graphSession", "A build appClock", "A built appClock", "A built graphSession",
+                "A build graphSession", "A graphSession read appClock",
+                "A build appClock", "A built appClock", "A app appClock timed [probe,serviceLabel]",
+                "A built graphSession",
                 "A build session", "A built session",
                 "A close session success", "A close graphSession success",
                 "A ended success",
@@ -91,6 +105,25 @@ struct ScopeObserverTests {
         journal.clear()
         await root.shutdown()
         #expect(journal.all == ["A tenants 0", "A close appClock success"])
+    }
+
+    @Test func anObserverTakesOnlyTheEventsItAsksForAndRefusedReadsAreMarked() async throws {
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            services: [CaptiveRepositoryKey.self, SessionKey.self],
+            onCloseError: { _ in },
+            observers: [JournalObserver(name: "R", journal: journal, events: .reads)]
+        ) { _ in }
+        journal.clear()
+        try await root.withScope {
+            _ = try await ScopedValues.current.service(GraphSessionKey.self)
+            _ = try await ScopedValues.current.service(GraphSessionKey.self)
+        }
+        // No scope, build or close: the read of the app service, and what it read when built.
+        #expect(journal.all == ["R graphSession read appClock", "R app appClock timed [probe,serviceLabel]"])
+        journal.clear()
+        #expect(await root.validate().count == 1)
+        #expect(journal.all == ["R captiveRepository read session refused"])
     }
 
     @Test func observersNestInTheOrderGivenTheFirstOutermost() async throws {

@@ -1,6 +1,7 @@
 import MovieCatalog
 import Hummingbird
 import Scoped
+import ScopedDiagnostics
 import Synchronization
 
 /// Routes that show what a request's scope holds, and how the application's services depend
@@ -36,7 +37,8 @@ enum DebugRoutes {
         // The services validation built at start-up, and which read which: `?format=` json
         // (the default), svg (a picture any browser shows), dot (Graphviz: `dot -Tpng`) or mermaid.
         routes.on(.get, "/debug/graph") { request, _ in
-            let graph = root.current.dependencyGraph()
+            // The example installs the recorder on every root it makes.
+            let graph = root.current.dependencyGraph() ?? DependencyGraph(services: [], edges: [])
             switch request.uri.queryParameters.get("format") ?? "json" {
             case "json":
                 return try JSONResponse.make(graph)

@@ -1,31 +1,69 @@
-/// The observers of one root, each asked for its observer of that root: told every event in
-/// order, with builds and closes nested, the first observer outermost.
+/// The observers of one root, each asked for its observer of that root.
+///
+/// Kept in lists by the events they take: each event is told in order, builds and closes
+/// nested, the first observer outermost. An event no observer takes costs one emptiness check.
 struct RootObservers: Sendable {
-    private let observers: [any ScopeObserver]
+    private let all: [any ScopeObserver]
+    private let scopes: [any ScopeObserver]
+    private let services: [any ScopeObserver]
+    private let reads: [any ScopeObserver]
 
     /// The observers `installed` ask to report to for a root with `services` registered (none
     /// for those that have nothing to observe).
-    init(_ installed: [any ScopeObserver], services: [any ScopedServiceKey.Type]) {
-        observers = installed.compactMap { $0.forRoot(registering: services) }
+    init(_ installed: [any ScopeObserver], services registered: [any ScopedServiceKey.Type]) {
+        all = installed.compactMap { $0.forRoot(registering: registered) }
+        scopes = all.filter { $0.events.contains(.scopes) }
+        services = all.filter { $0.events.contains(.services) }
+        reads = all.filter { $0.events.contains(.reads) }
     }
 
-    /// Whether there is none: then no event needs reporting.
-    var isEmpty: Bool { observers.isEmpty }
+    /// Whether an observer takes scopes opened and ended.
+    var observeScopes: Bool { !scopes.isEmpty }
+
+    /// Whether an observer takes builds and closes.
+    var observeServices: Bool { !services.isEmpty }
+
+    /// Whether an observer takes reads made while a service is built.
+    var observeReads: Bool { !reads.isEmpty }
 
     func scopeOpened() {
-        for observer in observers { observer.scopeOpened() }
+        for observer in scopes { observer.scopeOpened() }
     }
 
     func scopeEnded(_ outcome: ScopeOutcome) {
-        for observer in observers { observer.scopeEnded(outcome) }
+        for observer in scopes { observer.scopeEnded(outcome) }
     }
 
     func tenantsChanged(open: Int, evicted: Bool) {
-        for observer in observers { observer.tenantsChanged(open: open, evicted: evicted) }
+        for observer in all { observer.tenantsChanged(open: open, evicted: evicted) }
     }
 
     func rootReloaded(generation: Int, applied: Bool) {
-        for observer in observers { observer.rootReloaded(generation: generation, applied: applied) }
+        for observer in all { observer.rootReloaded(generation: generation, applied: applied) }
+    }
+
+    func serviceRead(_ service: any ScopedServiceKey.Type, by reader: any ScopedServiceKey.Type, refusal: ScopedError?)
+    {
+        for observer in reads { observer.serviceRead(service, by: reader, refusal: refusal) }
+    }
+
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, inputs: ServiceInputs) {
+        guard observeReads else { return }
+        let names = inputs.all.filter { !$0.isService }.map(\.name)
+        for observer in reads { observer.appServiceBuilt(service, in: duration, reading: names) }
+    }
+
+    /// Tells of `service`, carried over to this root, what `records` knew of its construction.
+    func carriedOver(_ service: any ScopedServiceKey.Type, recordedIn records: AppServiceRecords) {
+        guard observeReads, let inputs = records.inputs(of: service) else { return }
+        appServiceBuilt(service, in: nil, inputs: inputs)
+        for read in records.services(readBy: service) { serviceRead(read, by: service, refusal: nil) }
+    }
+
+    /// The first observer of type `O`.
+    func first<O: ScopeObserver>(of type: O.Type) -> O? {
+        for case let observer as O in all { return observer }
+        return nil
     }
 
     /// Runs `operation`, the construction of `service`, inside every observer's `build`.
@@ -34,8 +72,8 @@ struct RootObservers: Sendable {
         from index: Int = 0,
         _ operation: () async throws -> Value
     ) async throws -> Value {
-        guard index < observers.count else { return try await operation() }
-        return try await observers[index]
+        guard index < services.count else { return try await operation() }
+        return try await services[index]
             .build(service) {
                 try await build(service, from: index + 1, operation)
             }
@@ -48,8 +86,8 @@ struct RootObservers: Sendable {
         from index: Int = 0,
         _ operation: () async throws -> Void
     ) async throws {
-        guard index < observers.count else { return try await operation() }
-        try await observers[index]
+        guard index < services.count else { return try await operation() }
+        try await services[index]
             .close(service, outcome: outcome) {
                 try await close(service, outcome: outcome, from: index + 1, operation)
             }

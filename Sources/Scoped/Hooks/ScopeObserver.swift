@@ -3,9 +3,11 @@
 ///
 /// A root is created with the observers it reports to (`ScopeRoot(observers:)`), and asks each
 /// for the observer of that root with ``forRoot(registering:)``. Then it tells them, in the
-/// order given, when a scope opens and ends, and runs each service's construction and close
-/// inside theirs, the first observer outermost. A root created with none does nothing of this:
-/// no call, no lock, one emptiness check per scope and per service.
+/// order given, when a scope opens and ends, runs each service's construction and close inside
+/// theirs, the first observer outermost, and tells them which service each construction reads.
+/// A root created with none does nothing of this: no call, no lock, one emptiness check per
+/// scope, per service and per read inside a construction. ``ScopeRoot/observer(_:)`` finds a
+/// root's observer of a type, so that a module reaches what its observer recorded.
 ///
 /// Every requirement has a default that does nothing, so an observer writes only what it needs.
 /// ScopedInstrumentation's `ScopeInstrumentation` (spans and metrics) is one:
@@ -31,6 +33,12 @@
 /// exactly once and return or throw what it did (an observer may wrap the operation in a span
 /// or a task-local binding, and must not run it on another task).
 public protocol ScopeObserver: Sendable {
+    /// The events this observer takes: a root tells it only those, and an event no observer of
+    /// the root takes costs nothing but an emptiness check. By default, all of them.
+    ///
+    /// Tenants and reloads are told to every observer.
+    var events: ScopeObserverEvents { get }
+
     /// The observer that a root created with this one reports to, given the services
     /// registered on the root: by default, this observer itself; `nil` when there is nothing to
     /// observe (instrumentation with nowhere to report), so that the root runs as one with no
@@ -68,12 +76,33 @@ public protocol ScopeObserver: Sendable {
     /// evicted (`evicted`).
     func tenantsChanged(open: Int, evicted: Bool)
 
+    /// The construction of the service `reader` read the service `service`, or was refused it:
+    /// `refusal` is the ``ScopedError/cycle(chain:)`` or ``ScopedError/captiveDependency(chain:)``
+    /// the read threw.
+    ///
+    /// Told for every read made while a service is built, on this root or its scopes (a
+    /// request's session reading the application's database, each time a request builds one);
+    /// reads outside a construction are not told.
+    func serviceRead(_ service: any ScopedServiceKey.Type, by reader: any ScopedServiceKey.Type, refusal: ScopedError?)
+
+    /// The app service `service` was built by this root in `duration`, reading the entries and
+    /// objects named in `inputs` (its reads of services were told to
+    /// ``serviceRead(_:by:refusal:)``): what a reload compares to decide whether to carry it
+    /// over.
+    ///
+    /// Told too, with no duration, for a service a reload carried over to this root from the
+    /// root it replaced, followed by the reads of services its construction made there.
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [String])
+
     /// A reload that would replace this root (`applied == false`: it was rejected, and this
     /// root stays), or that made this root current (`applied`), as generation `generation`.
     func rootReloaded(generation: Int, applied: Bool)
 }
 
 extension ScopeObserver {
+    /// All of them.
+    public var events: ScopeObserverEvents { .all }
+
     /// This observer itself.
     public func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)? { self }
 
@@ -104,5 +133,49 @@ extension ScopeObserver {
     public func tenantsChanged(open: Int, evicted: Bool) {}
 
     /// Does nothing.
+    public func serviceRead(
+        _ service: any ScopedServiceKey.Type,
+        by reader: any ScopedServiceKey.Type,
+        refusal: ScopedError?
+    ) {}
+
+    /// Does nothing.
+    public func appServiceBuilt(
+        _ service: any ScopedServiceKey.Type,
+        in duration: Duration?,
+        reading inputs: [String]
+    ) {}
+
+    /// Does nothing.
     public func rootReloaded(generation: Int, applied: Bool) {}
+}
+
+/// The kinds of event a ``ScopeObserver`` takes.
+public struct ScopeObserverEvents: OptionSet, Sendable {
+    /// The kinds, one bit each.
+    public let rawValue: Int
+
+    /// Events of these kinds.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// ``ScopeObserver/scopeOpened()`` and ``ScopeObserver/scopeEnded(_:)``.
+    public static let scopes = ScopeObserverEvents(rawValue: 1 << 0)
+    /// ``ScopeObserver/build(_:_:)`` and ``ScopeObserver/close(_:outcome:_:)``.
+    public static let services = ScopeObserverEvents(rawValue: 1 << 1)
+    /// ``ScopeObserver/serviceRead(_:by:refusal:)`` and
+    /// ``ScopeObserver/appServiceBuilt(_:in:reading:)``.
+    public static let reads = ScopeObserverEvents(rawValue: 1 << 2)
+    /// Every kind.
+    public static let all: ScopeObserverEvents = [.scopes, .services, .reads]
+}
+
+extension ScopeRoot {
+    /// The observer of type `O` this root reports to (what an installed observer's
+    /// ``ScopeObserver/forRoot(registering:)`` returned), or `nil` when it has none.
+    ///
+    /// How a module reaches what its observer recorded for this root: ScopedDiagnostics'
+    /// `dependencyGraph()` reads its recorder this way.
+    public func observer<O: ScopeObserver>(_ type: O.Type) -> O? {
+        context.registry.observers.first(of: type)
+    }
 }

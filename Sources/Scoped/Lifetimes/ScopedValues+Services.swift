@@ -49,13 +49,13 @@ extension ScopedValues {
             owner = scope.root
         case .tenant:
             guard let tenant = scope.tenant else {
-                try scope.registry.dependencies.check(link, in: .current, recordingRead: false)
+                try scope.checkRefusedRead(of: link)
                 throw ScopedError.outsideTenant(entry: key.name)
             }
             owner = tenant
         case .scope:
             guard scope.lifetime == .scope else {
-                try scope.registry.dependencies.check(link, in: .current, recordingRead: false)
+                try scope.checkRefusedRead(of: link)
                 throw ScopedError.outsideScope(entry: key.name)
             }
             owner = scope

@@ -43,19 +43,9 @@ final class RootContext: Sendable {
         self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
     }
 
-    /// The built app service `link` names, once published, as the construction of `reader`
-    /// (if any) reads it: that construction's first read of it is recorded in `recorder`, later
-    /// ones take no lock but the slot's.
-    func published(
-        _ link: ConstructionChain.Link,
-        readBy reader: ConstructionChain.Link?,
-        recordingIn recorder: DependencyRecorder
-    ) -> AnyValueBox? {
-        guard let slot = publishedSlot(for: ObjectIdentifier(link.key)) else { return nil }
-        guard let reader else { return slot.published }
-        let (box, isFirstRead) = slot.published(readBy: ObjectIdentifier(reader.key))
-        if isFirstRead { recorder.recordRead(by: reader, of: link) }
-        return box
+    /// The built app service `link` names, once published.
+    func published(_ link: ConstructionChain.Link) -> AnyValueBox? {
+        publishedSlot(for: ObjectIdentifier(link.key))?.published
     }
 
     /// The slot the app service `id` is published in, when it is registered.

@@ -87,7 +87,7 @@ extension ScopeContext {
     @usableFromInline
     nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
         let failures = await close(outcome)
-        if !registry.observers.isEmpty { registry.observers.scopeEnded(outcome) }
+        if registry.observers.observeScopes { registry.observers.scopeEnded(outcome) }
         countClosed()
         registry.observer?.openWork?.closed(self)
         guard !failures.isEmpty else { return }

@@ -81,20 +81,20 @@ extension ScopeContext {
             await predecessorClose.value
         }
         let box: AnyValueBox
-        // App services are built once per root: their build time is worth two clock reads (in
-        // nanoseconds: see `NanosecondClock`), and what they read is recorded, for a reload to
-        // know whether they can be carried over.
-        let start = link.lifetime == .app ? NanosecondClock.nanoseconds() : nil
+        // App services are built once per root: what they read is recorded, for a reload to
+        // know whether they can be carried over, and their build time is worth two clock reads
+        // (in nanoseconds: see `NanosecondClock`) where an observer takes reads.
         let inputs = link.lifetime == .app ? ServiceInputs() : nil
+        let start = inputs != nil && registry.observers.observeReads ? NanosecondClock.nanoseconds() : nil
         let current = inputs.map { recordingNode(into: $0) } ?? node
         do {
-            if registry.observers.isEmpty, current == nil {
+            if !registry.observers.observeServices, current == nil {
                 // A request scope's services are built inside its binding: no binding of their
                 // own, and `make` is the operation itself, without a closure around it.
                 box = try await ConstructionChain.$current.withValue(chain, operation: make)
             } else {
                 box = try await ConstructionChain.$current.withValue(chain) {
-                    guard registry.observers.isEmpty else {
+                    guard !registry.observers.observeServices else {
                         return try await Self.withCurrent(current) {
                             try await registry.observers.build(link.key, make)
                         }
@@ -110,9 +110,10 @@ extension ScopeContext {
             abandonBuild(of: link, failingWith: error)
             throw error
         }
-        if let start, let inputs {
-            let took = Duration.nanoseconds(NanosecondClock.nanoseconds() - start)
-            registry.dependencies.appServiceBuilt(link, in: took, inputs: inputs)
+        if let inputs {
+            registry.appServices.built(link.key, inputs: inputs)
+            let took = start.map { Duration.nanoseconds(NanosecondClock.nanoseconds() - $0) }
+            registry.observers.appServiceBuilt(link.key, in: took, inputs: inputs)
         }
         guard store(box, builtFor: link) else {
             try await closeBuiltAfterEnd(box, of: link, with: node)

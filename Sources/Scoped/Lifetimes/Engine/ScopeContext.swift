@@ -190,17 +190,12 @@ package final class ScopeContext: Sendable {
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
         // Read inside a construction (a task-local read): checked for a cycle or a captive
-        // read, and recorded.
+        // read, and told.
         let chain = ConstructionChain.ofCurrentTask
-        let reader = chain.innermost?.link
-        if reader != nil { try registry.dependencies.check(link, in: chain, recordingRead: false) }
-        // A built app service of the root: its slot's lock only (which also records the read).
-        let published =
-            if case .root(let root) = role {
-                root.published(link, readBy: reader, recordingIn: registry.dependencies)
-            } else { AnyValueBox?.none }
+        if let reader = chain.innermost?.link { try checkRead(of: link, by: reader, in: chain) }
+        // A built app service of the root: its slot's lock only.
+        let published = if case .root(let root) = role { root.published(link) } else { AnyValueBox?.none }
         if let published, !isClosed.load(ordering: .acquiring) { return published }
-        if published == nil, let reader { registry.dependencies.recordRead(by: reader, of: link) }
         while true {
             switch try claim(link, in: chain) {
             case .built(let box):
@@ -210,6 +205,42 @@ package final class ScopeContext: Sendable {
             case .wait(let builder):
                 if let box = try await wait(for: link, builtBy: builder, in: chain) { return box }
             }
+        }
+    }
+
+    /// Throws if the construction of `reader` may not read `link` now (a cycle, a captive
+    /// dependency); tells the root's observers of the read or its refusal, and records an app
+    /// service's reads for a reload.
+    func checkRead(
+        of link: ConstructionChain.Link,
+        by reader: ConstructionChain.Link,
+        in chain: ConstructionChain
+    ) throws {
+        do {
+            try chain.check(link)
+        } catch let error as ScopedError {
+            if registry.observers.observeReads {
+                registry.observers.serviceRead(link.key, by: reader.key, refusal: error)
+            }
+            throw error
+        }
+        if reader.lifetime == .app { registry.appServices.recordRead(by: reader.key, of: link.key) }
+        if registry.observers.observeReads { registry.observers.serviceRead(link.key, by: reader.key, refusal: nil) }
+    }
+
+    /// Throws what reading `link` from the current task's construction, if any, would be
+    /// refused with (a cycle, a captive dependency), told to the root's observers; for a read
+    /// that fails anyway.
+    func checkRefusedRead(of link: ConstructionChain.Link) throws {
+        let chain = ConstructionChain.ofCurrentTask
+        guard let reader = chain.innermost?.link else { return }
+        do {
+            try chain.check(link)
+        } catch let error as ScopedError {
+            if registry.observers.observeReads {
+                registry.observers.serviceRead(link.key, by: reader.key, refusal: error)
+            }
+            throw error
         }
     }
 

@@ -44,7 +44,7 @@ extension ScopedValues {
             throw error
         }
         let (values, context) = opened
-        if !context.registry.observers.isEmpty { context.registry.observers.scopeOpened() }
+        if context.registry.observers.observeScopes { context.registry.observers.scopeOpened() }
         context.countOpened(inTenant: !countedInTenant)
         if let openWork = context.registry.observer?.openWork {
             openWork.opened(context, values: values, label: label())

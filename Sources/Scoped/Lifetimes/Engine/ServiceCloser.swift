@@ -43,7 +43,7 @@ enum ServiceCloser {
         outcome: ScopeOutcome,
         registry: ScopeRegistry
     ) async throws {
-        guard registry.observers.isEmpty else {
+        guard !registry.observers.observeServices else {
             return try await registry.observers.close(key, outcome: outcome) {
                 try await key.close(erased: box, outcome: outcome)
             }

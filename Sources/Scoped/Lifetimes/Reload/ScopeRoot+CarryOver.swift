@@ -10,19 +10,22 @@ extension ScopeRoot {
     /// Adopted services are not closed by this root until ``commitCarryOver(of:from:)``: a
     /// reload that is rejected leaves them to `previous`.
     func carryOver(from previous: ScopeRoot) -> (carried: [ScopeContext.BuiltService], rebuilt: [ScopeReload.Rebuilt]) {
-        let recorder = previous.context.registry.dependencies
+        let records = previous.context.registry.appServices
         var carried: [ScopeContext.BuiltService] = []
         var carriedNames: Set<String> = []
         var rebuilt: [ScopeReload.Rebuilt] = []
         for service in previous.context.builtServices() {
             let name = service.key.name
             let reason: String?
-            if let inputs = recorder.inputs(of: name) {
+            if let inputs = records.inputs(of: service.key) {
                 if let change = inputs.firstChange(in: values) {
                     reason = "\(change) changed"
-                } else if let dependency = recorder.dependencies(of: name).first(where: { !carriedNames.contains($0) })
+                } else if let dependency = records.services(readBy: service.key)
+                    .first(where: {
+                        !carriedNames.contains($0.name)
+                    })
                 {
-                    reason = "\(dependency) was rebuilt"
+                    reason = "\(dependency.name) was rebuilt"
                 } else {
                     reason = nil
                 }
@@ -32,7 +35,8 @@ extension ScopeRoot {
             if let reason {
                 rebuilt.append(.init(service: name, reason: reason))
             } else if context.adopt(service) {
-                context.registry.dependencies.carriedOver(name, from: recorder)
+                context.registry.appServices.carriedOver(service.key, from: records)
+                context.registry.observers.carriedOver(service.key, recordedIn: records)
                 carried.append(service)
                 carriedNames.insert(name)
             } else {

@@ -1,14 +1,19 @@
-/// Which service read which while it was being built, as an application root recorded it.
+public import Scoped
+
+/// Which service read which while it was being built, as a root with a
+/// ``DependencyGraphRecorder`` recorded it.
 ///
-/// ``ScopeRoot/validate(scope:)`` builds every registered service, so after validation the
-/// graph holds every dependency among them, including the reads validation refused as cycles or
+/// `ScopeRoot.validate(scope:)` builds every registered service, so after validation the graph
+/// holds every dependency among them, including the reads validation refused as cycles or
 /// captive dependencies, marked as such. It prints as Graphviz DOT and as Mermaid, and encodes
 /// as JSON.
 ///
 /// ```swift
+/// let root = ScopeRoot(services: [SQLiteSessionKey.self], observers: [DependencyGraphRecorder()])
 /// _ = await root.validate()
-/// print(root.dependencyGraph().dot)  // dot -Tpng -o graph.png
-/// root.dependencyGraph().dependents(of: "sqliteDatabase")  // ["sqliteSession"]
+/// let graph = root.dependencyGraph()!
+/// print(graph.dot)  // dot -Tpng -o graph.png
+/// graph.dependents(of: "sqliteDatabase")  // ["sqliteSession"]
 /// ```
 public struct DependencyGraph: Hashable, Sendable, Codable {
     /// A service and its lifetime.
