@@ -208,42 +208,6 @@ package final class ScopeContext: Sendable {
         }
     }
 
-    /// Throws if the construction of `reader` may not read `link` now (a cycle, a captive
-    /// dependency); tells the root's observers of the read or its refusal, and records an app
-    /// service's reads for a reload.
-    func checkRead(
-        of link: ConstructionChain.Link,
-        by reader: ConstructionChain.Link,
-        in chain: ConstructionChain
-    ) throws {
-        do {
-            try chain.check(link)
-        } catch let error as ScopedError {
-            if registry.observers.observeReads {
-                registry.observers.serviceRead(link.key, by: reader.key, refusal: error)
-            }
-            throw error
-        }
-        if reader.lifetime == .app { registry.appServices.recordRead(by: reader.key, of: link.key) }
-        if registry.observers.observeReads { registry.observers.serviceRead(link.key, by: reader.key, refusal: nil) }
-    }
-
-    /// Throws what reading `link` from the current task's construction, if any, would be
-    /// refused with (a cycle, a captive dependency), told to the root's observers; for a read
-    /// that fails anyway.
-    func checkRefusedRead(of link: ConstructionChain.Link) throws {
-        let chain = ConstructionChain.ofCurrentTask
-        guard let reader = chain.innermost?.link else { return }
-        do {
-            try chain.check(link)
-        } catch let error as ScopedError {
-            if registry.observers.observeReads {
-                registry.observers.serviceRead(link.key, by: reader.key, refusal: error)
-            }
-            throw error
-        }
-    }
-
     /// What a reader of a service does next.
     private enum Claim {
         /// Returns the service, built already.
