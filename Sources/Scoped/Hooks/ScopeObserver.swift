@@ -15,6 +15,8 @@
 /// ```swift
 /// struct BuildLog: ScopeObserver {
 ///     let log: @Sendable (String) -> Void
+///     // Builds and closes only: no call for scopes or reads.
+///     var events: ScopeObserverEvents { .services }
 ///
 ///     func build<Value>(
 ///         _ service: any ScopedServiceKey.Type,
