@@ -84,9 +84,9 @@ final class RootDependencyRecorder: ScopeObserver {
         default: return
         }
         let id = EdgeID(from: ObjectIdentifier(reader), to: ObjectIdentifier(service), refused: refused)
-        guard state.withLock({ $0.known.insert(id).inserted }) else { return }
-        let edge = DependencyGraph.Edge(from: reader.name, to: service.name, refused: refused)
         state.withLock { state in
+            guard state.known.insert(id).inserted else { return }
+            let edge = DependencyGraph.Edge(from: reader.name, to: service.name, refused: refused)
             state.edges.insert(edge)
             state.lifetimes[edge.from] = reader.lifetime
             state.lifetimes[edge.to] = service.lifetime
