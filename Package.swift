@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "ScopedTesting", targets: ["ScopedTesting"]),
         .library(name: "ScopedInstrumentation", targets: ["ScopedInstrumentation"]),
         .library(name: "ScopedDiagnostics", targets: ["ScopedDiagnostics"]),
+        .library(name: "ScopedReload", targets: ["ScopedReload"]),
         .library(name: "ScopedDatabase", targets: ["ScopedDatabase"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
         .library(name: "ScopedPostgres", targets: ["ScopedPostgres"]),
@@ -135,11 +136,15 @@ let package = Package(
         .target(name: "ScopedTesting", dependencies: ["Scoped", "ScopedDatabase"]),
         // The dependency graph a root records while its services are built: a ScopeObserver.
         .target(name: "ScopedDiagnostics", dependencies: ["Scoped"]),
+        // A root replaced while the application runs, carrying over the app services whose
+        // inputs did not change: a ScopeObserver records what they read.
+        .target(name: "ScopedReload", dependencies: ["Scoped"]),
         // Spans and metrics of a root's scopes and services: a ScopeObserver the root installs.
         .target(
             name: "ScopedInstrumentation",
             dependencies: [
                 "Scoped",
+                "ScopedReload",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -174,6 +179,7 @@ let package = Package(
             name: "ScopedServiceLifecycle",
             dependencies: [
                 "Scoped",
+                "ScopedReload",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -246,6 +252,7 @@ let package = Package(
             name: "MovieCatalog",
             dependencies: [
                 "Scoped",
+                "ScopedReload",
                 "ScopedDatabase",
                 "ScopedSQLite",
                 "ScopedPostgres",
@@ -276,6 +283,7 @@ let package = Package(
                 "ScopedServiceLifecycle",
                 "ScopedInstrumentation",
                 "ScopedDiagnostics",
+                "ScopedReload",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "ScopedHummingbird",
                 "ScopedHummingbirdWebSocket",
@@ -384,6 +392,7 @@ let package = Package(
         .testTarget(
             name: "ScopedTests",
             dependencies: [
+                "ScopedReload",
                 "Scoped",
                 "ScopedInstrumentation",
                 "ScopedDiagnostics",
@@ -398,6 +407,7 @@ let package = Package(
         .testTarget(
             name: "ScopedDocSnippetTests",
             dependencies: [
+                "ScopedReload",
                 "Scoped",
                 "ScopedDatabase",
                 "ScopedSQLite",
@@ -412,6 +422,7 @@ let package = Package(
         ),
         .testTarget(name: "ScopedTestingTests", dependencies: ["ScopedTesting", "ScopedTestSupport"]),
         .testTarget(name: "ScopedDiagnosticsTests", dependencies: ["ScopedDiagnostics"]),
+        .testTarget(name: "ScopedReloadTests", dependencies: ["ScopedReload"]),
         .testTarget(
             name: "ScopedInstrumentationTests",
             dependencies: ["ScopedInstrumentation", .product(name: "MetricsTestKit", package: "swift-metrics")]
@@ -423,6 +434,7 @@ let package = Package(
         .testTarget(
             name: "ScopedServiceLifecycleTests",
             dependencies: [
+                "ScopedReload",
                 "Scoped",
                 "ScopedServiceLifecycle",
                 "ScopedTestSupport",
@@ -451,6 +463,7 @@ let package = Package(
         .testTarget(
             name: "ScopedPostgresTests",
             dependencies: [
+                "ScopedReload",
                 "ScopedPostgres",
                 "ScopedDatabase",
                 "ScopedTesting",
@@ -482,6 +495,7 @@ let package = Package(
         .testTarget(
             name: "ScopedHummingbirdWebSocketTests",
             dependencies: [
+                "ScopedReload",
                 "ScopedHummingbirdWebSocket",
                 "ScopedTesting",
                 "ScopedTestSupport",
@@ -495,6 +509,7 @@ let package = Package(
         .testTarget(
             name: "ExampleServerTests",
             dependencies: [
+                "ScopedReload",
                 "CatalogApp",
                 "ScopedInstrumentation",
                 "ScopedDiagnostics",
@@ -526,6 +541,7 @@ let package = Package(
         .testTarget(
             name: "ScopedVaporTests",
             dependencies: [
+                "ScopedReload",
                 "ScopedVapor",
                 "ScopedSQLite",
                 "ScopedPostgres",
@@ -579,6 +595,7 @@ let package = Package(
         .testTarget(
             name: "ScopedConformanceTests",
             dependencies: [
+                "ScopedReload",
                 "ScopedTesting",
                 "ScopedHummingbird",
                 "ScopedHummingbirdWebSocket",

@@ -33,6 +33,7 @@ let package = Package(
                 .product(name: "ScopedSQLite", package: "Scoped"),
                 .product(name: "ScopedPostgres", package: "Scoped"),
                 .product(name: "ScopedInstrumentation", package: "Scoped"),
+                .product(name: "ScopedReload", package: "Scoped"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),

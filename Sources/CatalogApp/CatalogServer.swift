@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 package import Logging
 import Scoped
+import ScopedReload
 package import ScopedDatabase
 import ScopedDiagnostics
 import ScopedHummingbird
@@ -64,8 +65,9 @@ package enum CatalogServer {
             closeTimeout: configuration.closeTimeout,
             tenancy: configuration.tenants?.tenancy(registry: configuration.tenantRegistry?.accepted) ?? Tenancy(),
             // Spans and metrics where a backend is bootstrapped; the dependency graph that
-            // `/debug/graph` serves and the start-up report logs.
-            observers: [instrumentation ?? .bootstrapped, DependencyGraphRecorder()]
+            // `/debug/graph` serves and the start-up report logs; what the app services read,
+            // for a reload to carry over those whose configuration did not change.
+            observers: [instrumentation ?? .bootstrapped, DependencyGraphRecorder(), ReloadRecorder()]
         ) { values in
             switch configuration.databaseKind {
             case .sqlite: values.sqliteConfiguration = configuration.database

@@ -35,7 +35,7 @@ extension ScopeRoot {
     /// Validation builds every registered service, so call it after `validate(scope:)` for the
     /// whole picture; services first built later appear once they are built.
     public func dependencyGraph() -> DependencyGraph? {
-        observer(RootDependencyRecorder.self)?.graph
+        observers(RootDependencyRecorder.self).first?.graph
     }
 }
 
@@ -66,11 +66,13 @@ final class RootDependencyRecorder: ScopeObserver {
 
     var events: ScopeObserverEvents { .reads }
 
-    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [String]) {
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [ScopeInput]) {
+        // A given service's read is a dependency, shown as an edge, not an input.
+        let names = inputs.filter { !$0.isService }.map(\.name)
         state.withLock { state in
             state.lifetimes[service.name] = service.lifetime
             if let duration { state.buildDurations[service.name] = duration }
-            state.inputs[service.name] = inputs
+            state.inputs[service.name] = names
         }
     }
 

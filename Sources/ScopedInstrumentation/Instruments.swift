@@ -1,6 +1,7 @@
 import CoreMetrics
 import Dispatch
 import Scoped
+import ScopedReload
 import Synchronization
 import Tracing
 
@@ -11,7 +12,7 @@ import Tracing
 /// a build or a close finds them without a lock. A service read without being registered gets
 /// its metrics on first use, made outside the lock that caches them: no lock of ours is held
 /// while the user's `MetricsFactory` runs.
-final class Instruments: ScopeObserver {
+final class Instruments: ReloadObserver {
     /// Scopes, builds and closes; not reads.
     var events: ScopeObserverEvents { [.scopes, .services] }
 

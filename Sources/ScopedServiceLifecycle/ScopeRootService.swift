@@ -1,5 +1,6 @@
 public import Logging
 public import Scoped
+public import ScopedReload
 public import ServiceLifecycle
 import Synchronization
 

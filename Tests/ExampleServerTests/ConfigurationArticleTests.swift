@@ -5,7 +5,6 @@ import HummingbirdTesting
 import MovieCatalog
 import Scoped
 import ScopedHummingbird
-import ScopedInstrumentation
 import ScopedSQLite
 import ScopedTestSupport
 import Testing
@@ -70,55 +69,6 @@ struct ConfigurationArticleTests {
             try await client.execute(uri: "/first", method: .get) { #expect(String(buffer: $0.body) == "none") }
         }
         await root.shutdown()
-    }
-
-    private func follow(
-        _ configurations: AsyncStream<AppConfiguration>,
-        from configuration: AppConfiguration,
-        logger: Logger
-    ) async throws -> ReloadableScopeRoot {
-        // The roots of the example server: its database is an app service, built by validation.
-        func makeRoot(_ configuration: AppConfiguration) throws -> ScopeRoot {
-            try CatalogServer.makeRoot(configuration, base: ScopedValues(), instrumentation: ScopeInstrumentation())
-        }
-        // SNIPPET-BEGIN
-        let reloadable = ReloadableScopeRoot(try makeRoot(configuration))
-        try await reloadable.follow(configurations, makeRoot: makeRoot, shutdownTimeout: .seconds(10)) { outcome in
-            switch outcome {
-            case .success(let reload): logger.notice("Reloaded, generation \(reload.generation): \(reload.summary)")
-            case .failure(let error): logger.error("Reload rejected; the current configuration keeps serving: \(error)")
-            }
-        }
-        // SNIPPET-END
-        return reloadable
-    }
-
-    @Test func aReloadRebuildsTheDatabaseOnlyWhenItsConfigurationChanged() async throws {
-        let folder = try TemporaryFolder()
-        var configuration = try await loadConfiguration(.development, folder: folder)
-        configuration.metricsEnabled = false
-        var moreReaders = configuration
-        moreReaders.database.readers += 1
-        var louder = moreReaders
-        louder.logLevel = .debug
-        var invalid = louder
-        invalid.database.readers = 0
-        let (configurations, continuation) = AsyncStream.makeStream(of: AppConfiguration.self)
-        let capture = LogCapture()
-        let following = Task {
-            try await follow(configurations, from: configuration, logger: capture.logger(label: "reload"))
-        }
-        for next in [moreReaders, louder, invalid] { continuation.yield(next) }
-        continuation.finish()
-        let reloadable = try await following.value
-        let messages = capture.lines.map(\.message)
-        #expect(reloadable.generation == 3)
-        #expect(messages.count == 3)
-        #expect(messages.first == "Reloaded, generation 2: the replaced root had built no app service")
-        #expect(messages.dropFirst().first == "Reloaded, generation 3: carried over: sqliteDatabase")
-        #expect(messages.last?.hasPrefix("Reload rejected; the current configuration keeps serving:") == true)
-        #expect(messages.last?.contains("readers") == true, "\(messages)")
-        await reloadable.current.shutdown()
     }
 
     @Test func everySnippetOfTheArticleIsHere() throws {

@@ -2,6 +2,7 @@ import Foundation
 import MovieCatalog
 import Logging
 import Scoped
+import ScopedReload
 import ScopedSQLite
 import ScopedTestSupport
 import ScopedTesting

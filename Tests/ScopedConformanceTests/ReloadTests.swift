@@ -1,4 +1,5 @@
 import Scoped
+import ScopedReload
 import ScopedServiceLifecycle
 import ScopedTestSupport
 import SessionTestSupport

@@ -9,6 +9,7 @@ import OpenAPIHummingbird
 import OpenAPIRuntime
 import OpenAPIVapor
 import Scoped
+import ScopedReload
 import ScopedGRPC
 import ScopedHummingbird
 import ScopedOpenAPI

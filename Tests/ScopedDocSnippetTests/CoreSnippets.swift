@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import Scoped
+import ScopedReload
 import ScopedSQLite
 import ScopedTestSupport
 import Synchronization

@@ -10,7 +10,8 @@ import Testing
 struct DocCommentSnippetTests {
     /// The modules whose doc comments are checked: every library product's.
     static let modules = [
-        "Scoped", "ScopedInstrumentation", "ScopedDiagnostics", "ScopedDatabase", "ScopedSQLite", "ScopedPostgres",
+        "Scoped", "ScopedInstrumentation", "ScopedDiagnostics", "ScopedReload", "ScopedDatabase", "ScopedSQLite",
+        "ScopedPostgres",
         "ScopedServiceLifecycle",
         "ScopedTesting",
         "ScopedHummingbird", "ScopedHummingbirdWebSocket", "ScopedVapor", "ScopedFluent", "ScopedOpenAPI", "ScopedGRPC",

@@ -5,6 +5,7 @@ import HummingbirdWSClient
 import HummingbirdWSTesting
 import HummingbirdWebSocket
 import Scoped
+import ScopedReload
 import ScopedHummingbirdWebSocket
 import ScopedTestSupport
 import Testing

@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import Logging
 import Scoped
+import ScopedReload
 import ScopedPostgres
 import ScopedTestSupport
 import ServiceLifecycle

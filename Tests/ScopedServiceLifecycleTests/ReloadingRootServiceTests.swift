@@ -1,5 +1,6 @@
 import Logging
 import Scoped
+import ScopedReload
 import ScopedServiceLifecycle
 import ScopedTestSupport
 import ServiceLifecycle
@@ -44,7 +45,7 @@ struct ReloadingRootServiceTests {
     @Test func aCarriedOverPoolKeepsRunningAndAReplacedOneStopsOnceItsRootDrained() async throws {
         let journal = ServiceJournal()
         func makeRoot(_ name: String) -> ScopeRoot {
-            ScopeRoot(startingFrom: ScopedValues(), services: [NamedPoolKey.self]) {
+            ScopeRoot(startingFrom: ScopedValues(), services: [NamedPoolKey.self], observers: [ReloadRecorder()]) {
                 $0.serviceJournal = journal
                 $0.poolName = name
             }

@@ -1,4 +1,5 @@
 import Scoped
+import ScopedReload
 import ScopedDiagnostics
 import Synchronization
 import Testing
@@ -86,7 +87,7 @@ struct RootReloadTests {
         ScopeRoot(
             startingFrom: ScopedValues(),
             services: [PoolKey.self, RepositoryKey.self, LogSinkKey.self],
-            observers: [DependencyGraphRecorder()]
+            observers: [DependencyGraphRecorder(), ReloadRecorder()]
         ) { [ledger] in
             $0.ledger = ledger
             $0.poolSettings = PoolSettings(size: size, path: path)

@@ -1,9 +1,10 @@
 import Scoped
+import ScopedReload
 import Synchronization
 import Testing
 
 /// Writes every event it is told into a shared journal, prefixed with its name.
-private struct JournalObserver: ScopeObserver {
+private struct JournalObserver: ReloadObserver {
     let name: String
     let journal: Journal
     /// Whether `forRoot` declines: then the root must never call it.
@@ -51,9 +52,10 @@ private struct JournalObserver: ScopeObserver {
         journal.append("\(name) \(reader.name) read \(service.name)\(refusal == nil ? "" : " refused")")
     }
 
-    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [String]) {
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [ScopeInput]) {
+        let names = inputs.map { $0.isService ? "given \($0.name)" : $0.name }
         journal.append(
-            "\(name) app \(service.name) \(duration == nil ? "carried" : "timed") [\(inputs.joined(separator: ","))]"
+            "\(name) app \(service.name) \(duration == nil ? "carried" : "timed") [\(names.joined(separator: ","))]"
         )
     }
 
@@ -124,6 +126,31 @@ struct ScopeObserverTests {
         journal.clear()
         #expect(await root.validate().count == 1)
         #expect(journal.all == ["R captiveRepository read session refused"])
+    }
+
+    @Test func anObserverOfAppReadsHearsWhatAppServicesReadAndNothingPerRequest() async throws {
+        let root = ScopeRoot(
+            startingFrom: ScopedValues(),
+            observers: [JournalObserver(name: "P", journal: journal, events: .appReads)]
+        ) { _ in }
+        journal.clear()
+        for _ in 0..<2 {
+            try await root.withScope {
+                _ = try await ScopedValues.current.service(GraphSessionKey.self)
+                _ = try await ScopedValues.current.service(DiamondLeftKey.self)
+            }
+        }
+        // The request's session reading the app clock is not told, on either request; what the
+        // app services read is, once.
+        #expect(
+            journal.all == [
+                "P app appClock timed [probe,serviceLabel]",
+                "P diamondLeft read diamondShared",
+                "P app diamondShared timed [probe,serviceLabel]",
+                "P app diamondLeft timed [barrier,given diamondShared]",
+            ]
+        )
+        await root.shutdown()
     }
 
     @Test func observersNestInTheOrderGivenTheFirstOutermost() async throws {

@@ -1,4 +1,5 @@
 import Scoped
+import ScopedReload
 import ScopedTestSupport
 import Synchronization
 import Testing

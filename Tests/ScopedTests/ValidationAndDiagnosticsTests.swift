@@ -1,5 +1,6 @@
 import Foundation
 import Scoped
+import ScopedReload
 import Testing
 
 struct ValidationTests {

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import Scoped
+import ScopedReload
 import ScopedPostgres
 import ScopedSQLite
 import ScopedServiceLifecycle

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import Scoped
+import ScopedReload
 import ScopedServiceLifecycle
 import ScopedVapor
 import ServiceLifecycle

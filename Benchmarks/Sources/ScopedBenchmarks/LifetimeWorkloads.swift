@@ -1,5 +1,6 @@
 import Dependencies
 import Scoped
+import ScopedReload
 import Swinject
 
 /// A per-request resource: built on first use in a scope and closed when the scope ends.

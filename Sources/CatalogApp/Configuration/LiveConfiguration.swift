@@ -3,6 +3,7 @@ import Foundation
 import CoreMetrics
 import Logging
 import Scoped
+import ScopedReload
 import ScopedPostgres
 import ScopedServiceLifecycle
 import ServiceLifecycle

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Scoped
+import ScopedReload
 import ScopedPostgres
 
 /// The tenants that have a database: what the history job prunes, tenant by tenant.

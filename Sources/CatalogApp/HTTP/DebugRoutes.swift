@@ -1,6 +1,7 @@
 import MovieCatalog
 import Hummingbird
 import Scoped
+import ScopedReload
 import ScopedDiagnostics
 import Synchronization
 

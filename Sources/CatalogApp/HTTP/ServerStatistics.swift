@@ -1,4 +1,5 @@
 import Scoped
+import ScopedReload
 
 /// The server's open scopes and database connections, for checking that nothing leaks, and
 /// which configuration it serves.

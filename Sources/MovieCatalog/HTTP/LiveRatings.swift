@@ -3,6 +3,7 @@ package import Hummingbird
 package import HummingbirdWebSocket
 package import Logging
 package import Scoped
+package import ScopedReload
 import ScopedDatabase
 import ScopedHummingbird
 import ScopedHummingbirdWebSocket

@@ -1,5 +1,6 @@
 package import Logging
 package import Scoped
+package import ScopedReload
 import ScopedDatabase
 import ScopedHummingbird
 import ScopedSQLite

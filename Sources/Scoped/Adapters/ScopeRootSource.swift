@@ -1,5 +1,5 @@
-/// An application root as an adapter opens scopes on it: a ``ScopeRoot``, or a
-/// ``ReloadableScopeRoot`` whose root changes with each reload.
+/// An application root as an adapter opens scopes on it: a ``ScopeRoot``, or ScopedReload's
+/// `ReloadableScopeRoot`, whose root changes with each reload.
 ///
 /// An adapter takes `some ScopeRootSource` and reads ``current`` as each request (job, message)
 /// begins, so one initializer serves both kinds of root, and a reload takes effect for new
@@ -22,5 +22,3 @@ extension ScopeRoot: ScopeRootSource {
     /// This root: a plain root is its own current root.
     public var current: ScopeRoot { self }
 }
-
-extension ReloadableScopeRoot: ScopeRootSource {}

@@ -7,6 +7,7 @@ struct RootObservers: Sendable {
     private let scopes: [any ScopeObserver]
     private let services: [any ScopeObserver]
     private let reads: [any ScopeObserver]
+    private let appReads: [any ScopeObserver]
 
     /// The observers `installed` ask to report to for a root with `services` registered (none
     /// for those that have nothing to observe).
@@ -15,6 +16,7 @@ struct RootObservers: Sendable {
         scopes = all.filter { $0.events.contains(.scopes) }
         services = all.filter { $0.events.contains(.services) }
         reads = all.filter { $0.events.contains(.reads) }
+        appReads = all.filter { $0.events.contains(.appReads) }
     }
 
     /// Whether an observer takes scopes opened and ended.
@@ -23,8 +25,11 @@ struct RootObservers: Sendable {
     /// Whether an observer takes builds and closes.
     var observeServices: Bool { !services.isEmpty }
 
-    /// Whether an observer takes reads made while a service is built.
+    /// Whether an observer takes reads made while a scope or tenant service is built.
     var observeReads: Bool { !reads.isEmpty }
+
+    /// Whether an observer takes what app services read while they are built.
+    var observeAppReads: Bool { !appReads.isEmpty }
 
     func scopeOpened() {
         for observer in scopes { observer.scopeOpened() }
@@ -38,32 +43,26 @@ struct RootObservers: Sendable {
         for observer in all { observer.tenantsChanged(open: open, evicted: evicted) }
     }
 
-    func rootReloaded(generation: Int, applied: Bool) {
-        for observer in all { observer.rootReloaded(generation: generation, applied: applied) }
+    /// Tells the observers that take them of the read of `service` by the construction of
+    /// `reader`, an app service when `byAppService`.
+    func serviceRead(
+        _ service: any ScopedServiceKey.Type,
+        by reader: any ScopedServiceKey.Type,
+        byAppService: Bool,
+        refusal: ScopedError?
+    ) {
+        for observer in byAppService ? appReads : reads {
+            observer.serviceRead(service, by: reader, refusal: refusal)
+        }
     }
 
-    func serviceRead(_ service: any ScopedServiceKey.Type, by reader: any ScopedServiceKey.Type, refusal: ScopedError?)
-    {
-        for observer in reads { observer.serviceRead(service, by: reader, refusal: refusal) }
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [ScopeInput]) {
+        for observer in appReads { observer.appServiceBuilt(service, in: duration, reading: inputs) }
     }
 
-    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, inputs: ServiceInputs) {
-        guard observeReads else { return }
-        let names = inputs.all.filter { !$0.isService }.map(\.name)
-        for observer in reads { observer.appServiceBuilt(service, in: duration, reading: names) }
-    }
-
-    /// Tells of `service`, carried over to this root, what `records` knew of its construction.
-    func carriedOver(_ service: any ScopedServiceKey.Type, recordedIn records: AppServiceRecords) {
-        guard observeReads, let inputs = records.inputs(of: service) else { return }
-        appServiceBuilt(service, in: nil, inputs: inputs)
-        for read in records.services(readBy: service) { serviceRead(read, by: service, refusal: nil) }
-    }
-
-    /// The first observer of type `O`.
-    func first<O: ScopeObserver>(of type: O.Type) -> O? {
-        for case let observer as O in all { return observer }
-        return nil
+    /// The observers of type `O`.
+    func all<O>(_ type: O.Type) -> [O] {
+        all.compactMap { $0 as? O }
     }
 
     /// Runs `operation`, the construction of `service`, inside every observer's `build`.

@@ -6,8 +6,8 @@
 /// order given, when a scope opens and ends, runs each service's construction and close inside
 /// theirs, the first observer outermost, and tells them which service each construction reads.
 /// A root created with none does nothing of this: no call, no lock, one emptiness check per
-/// scope, per service and per read inside a construction. ``ScopeRoot/observer(_:)`` finds a
-/// root's observer of a type, so that a module reaches what its observer recorded.
+/// scope, per service and per read inside a construction. ``ScopeRoot/observers(_:)`` finds a
+/// root.s observers of a type, so that a module reaches what its observer recorded.
 ///
 /// Every requirement has a default that does nothing, so an observer writes only what it needs.
 /// ScopedInstrumentation's `ScopeInstrumentation` (spans and metrics) is one:
@@ -38,7 +38,7 @@ public protocol ScopeObserver: Sendable {
     /// The events this observer takes: a root tells it only those, and an event no observer of
     /// the root takes costs nothing but an emptiness check. By default, all of them.
     ///
-    /// Tenants and reloads are told to every observer.
+    /// Changes of the tenants are told to every observer.
     var events: ScopeObserverEvents { get }
 
     /// The observer that a root created with this one reports to, given the services
@@ -87,18 +87,14 @@ public protocol ScopeObserver: Sendable {
     /// reads outside a construction are not told.
     func serviceRead(_ service: any ScopedServiceKey.Type, by reader: any ScopedServiceKey.Type, refusal: ScopedError?)
 
-    /// The app service `service` was built by this root in `duration`, reading the entries and
-    /// objects named in `inputs` (its reads of services were told to
-    /// ``serviceRead(_:by:refusal:)``): what a reload compares to decide whether to carry it
-    /// over.
+    /// The app service `service` was built by this root in `duration`, reading `inputs`: the
+    /// entries, objects and given services it read, with their values (its reads of services
+    /// were told to ``serviceRead(_:by:refusal:)``).
     ///
-    /// Told too, with no duration, for a service a reload carried over to this root from the
-    /// root it replaced, followed by the reads of services its construction made there.
-    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [String])
-
-    /// A reload that would replace this root (`applied == false`: it was rejected, and this
-    /// root stays), or that made this root current (`applied`), as generation `generation`.
-    func rootReloaded(generation: Int, applied: Bool)
+    /// Told too, with no duration, for a service another root built and this root adopted
+    /// (``ScopeRoot/adopt(_:reading:services:)``), followed by the reads of services its
+    /// construction made there.
+    func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [ScopeInput])
 }
 
 extension ScopeObserver {
@@ -145,11 +141,8 @@ extension ScopeObserver {
     public func appServiceBuilt(
         _ service: any ScopedServiceKey.Type,
         in duration: Duration?,
-        reading inputs: [String]
+        reading inputs: [ScopeInput]
     ) {}
-
-    /// Does nothing.
-    public func rootReloaded(generation: Int, applied: Bool) {}
 }
 
 /// The kinds of event a ``ScopeObserver`` takes.
@@ -164,20 +157,26 @@ public struct ScopeObserverEvents: OptionSet, Sendable {
     public static let scopes = ScopeObserverEvents(rawValue: 1 << 0)
     /// ``ScopeObserver/build(_:_:)`` and ``ScopeObserver/close(_:outcome:_:)``.
     public static let services = ScopeObserverEvents(rawValue: 1 << 1)
-    /// ``ScopeObserver/serviceRead(_:by:refusal:)`` and
-    /// ``ScopeObserver/appServiceBuilt(_:in:reading:)``.
-    public static let reads = ScopeObserverEvents(rawValue: 1 << 2)
+    /// ``ScopeObserver/serviceRead(_:by:refusal:)`` for every read made while a service is
+    /// built, and ``ScopeObserver/appServiceBuilt(_:in:reading:)``: ``appReads`` and the reads
+    /// of scope and tenant services' constructions.
+    public static let reads = ScopeObserverEvents(rawValue: 1 << 2 | 1 << 3)
+    /// ``ScopeObserver/appServiceBuilt(_:in:reading:)`` and
+    /// ``ScopeObserver/serviceRead(_:by:refusal:)`` for the reads of app services'
+    /// constructions only: made once per root, never per request.
+    public static let appReads = ScopeObserverEvents(rawValue: 1 << 3)
     /// Every kind.
     public static let all: ScopeObserverEvents = [.scopes, .services, .reads]
 }
 
 extension ScopeRoot {
-    /// The observer of type `O` this root reports to (what an installed observer's
-    /// ``ScopeObserver/forRoot(registering:)`` returned), or `nil` when it has none.
+    /// The observers of type `O` this root reports to (what installed observers'
+    /// ``ScopeObserver/forRoot(registering:)`` returned), in the order installed.
     ///
-    /// How a module reaches what its observer recorded for this root: ScopedDiagnostics'
-    /// `dependencyGraph()` reads its recorder this way.
-    public func observer<O: ScopeObserver>(_ type: O.Type) -> O? {
-        context.registry.observers.first(of: type)
+    /// How a module reaches what its observer recorded for this root (ScopedDiagnostics'
+    /// `dependencyGraph()` reads its recorder this way), or tells the observers that take its
+    /// own events, `O` being a protocol of the module's (ScopedReload's `ReloadObserver`).
+    public func observers<O>(_ type: O.Type) -> [O] {
+        context.registry.observers.all(type)
     }
 }

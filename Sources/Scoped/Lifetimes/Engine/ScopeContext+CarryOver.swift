@@ -6,20 +6,13 @@ import Synchronization
 /// Each step changes the root's services and its ``RootContext`` together, the root's lock
 /// taken inside the services' lock.
 extension ScopeContext {
-    /// A built app service of a root.
-    struct BuiltService {
-        let id: ObjectIdentifier
-        let key: any ScopedServiceKey.Type
-        let box: AnyValueBox
-    }
-
     /// The app services this root built or adopted and still holds, oldest first.
-    func builtServices() -> [BuiltService] {
+    func builtServices() -> [ScopeRoot.BuiltService] {
         state.withLock { state in
-            var built: [(order: Int, service: BuiltService)] = []
+            var built: [(order: Int, service: ScopeRoot.BuiltService)] = []
             for entry in state.entries {
                 guard case .built(let box, let key, let order) = entry.slot else { continue }
-                built.append((order, BuiltService(id: entry.id, key: key, box: box)))
+                built.append((order, ScopeRoot.BuiltService(key: key, id: entry.id, box: box)))
             }
             return built.sorted { $0.order < $1.order }.map(\.service)
         }
@@ -30,7 +23,7 @@ extension ScopeContext {
     ///
     /// - Returns: `false` when this is not a root, or it already built or is building the
     ///   service, or has closed: then it is not adopted.
-    func adopt(_ service: BuiltService) -> Bool {
+    func adopt(_ service: ScopeRoot.BuiltService) -> Bool {
         guard let root = rootContext else { return false }
         let adopted = state.withLock { state in
             guard !isClosed.load(ordering: .relaxed), state.index(of: service.id) == nil else { return false }

@@ -81,11 +81,11 @@ extension ScopeContext {
             await predecessorClose.value
         }
         let box: AnyValueBox
-        // App services are built once per root: what they read is recorded, for a reload to
-        // know whether they can be carried over, and their build time is worth two clock reads
-        // (in nanoseconds: see `NanosecondClock`) where an observer takes reads.
-        let inputs = link.lifetime == .app ? ServiceInputs() : nil
-        let start = inputs != nil && registry.observers.observeReads ? NanosecondClock.nanoseconds() : nil
+        // App services are built once per root: where an observer takes what they read, their
+        // reads are recorded, and their build time is worth two clock reads (in nanoseconds:
+        // see `NanosecondClock`).
+        let inputs = link.lifetime == .app && registry.observers.observeAppReads ? ServiceInputs() : nil
+        let start = inputs != nil ? NanosecondClock.nanoseconds() : nil
         let current = inputs.map { recordingNode(into: $0) } ?? node
         do {
             if !registry.observers.observeServices, current == nil {
@@ -111,9 +111,8 @@ extension ScopeContext {
             throw error
         }
         if let inputs {
-            registry.appServices.built(link.key, inputs: inputs)
             let took = start.map { Duration.nanoseconds(NanosecondClock.nanoseconds() - $0) }
-            registry.observers.appServiceBuilt(link.key, in: took, inputs: inputs)
+            registry.observers.appServiceBuilt(link.key, in: took, reading: inputs.all)
         }
         guard store(box, builtFor: link) else {
             try await closeBuiltAfterEnd(box, of: link, with: node)

@@ -1,17 +1,15 @@
-/// The reads a construction makes: checked for cycles and captive dependencies, told to the
-/// root's observers, and, for an app service's construction, recorded for a reload.
+/// The reads a construction makes: checked for cycles and captive dependencies, and told to the
+/// root's observers.
 extension ScopeContext {
     /// Throws if the construction of `reader` may not read `link` now (a cycle, a captive
-    /// dependency); tells the root's observers of the read or its refusal, and records an app
-    /// service's reads for a reload.
+    /// dependency); tells the root's observers of the read or its refusal.
     func checkRead(
         of link: ConstructionChain.Link,
         by reader: ConstructionChain.Link,
         in chain: ConstructionChain
     ) throws {
         try check(link, readBy: reader, in: chain)
-        if reader.lifetime == .app { registry.appServices.recordRead(by: reader.key, of: link.key) }
-        if registry.observers.observeReads { registry.observers.serviceRead(link.key, by: reader.key, refusal: nil) }
+        tellRead(of: link, by: reader, refusal: nil)
     }
 
     /// Throws what reading `link` from the current task's construction, if any, would be
@@ -33,10 +31,15 @@ extension ScopeContext {
         do {
             try chain.check(link)
         } catch let error as ScopedError {
-            if registry.observers.observeReads {
-                registry.observers.serviceRead(link.key, by: reader.key, refusal: error)
-            }
+            tellRead(of: link, by: reader, refusal: error)
             throw error
         }
+    }
+
+    /// Tells the observers that take it of `reader`'s read of `link`.
+    private func tellRead(of link: ConstructionChain.Link, by reader: ConstructionChain.Link, refusal: ScopedError?) {
+        let byAppService = reader.lifetime == .app
+        guard byAppService ? registry.observers.observeAppReads : registry.observers.observeReads else { return }
+        registry.observers.serviceRead(link.key, by: reader.key, byAppService: byAppService, refusal: refusal)
     }
 }

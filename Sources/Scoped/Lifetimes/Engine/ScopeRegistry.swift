@@ -47,8 +47,6 @@ package final class ScopeRegistry: Sendable {
     /// Whether this is a test's own root, made by `withTestScope`; roots made inside a test
     /// share its observer but are not test roots.
     package let isTestRoot: Bool
-    /// What each app service read while it was built, for a reload.
-    let appServices = AppServiceRecords()
     /// What the root reports its scopes and services to; empty when nothing is installed, so
     /// that reporting costs an emptiness check.
     let observers: RootObservers

@@ -1,50 +1,38 @@
 import Synchronization
 
-/// What an app service read while it was built: each entry, object or provided service, with
-/// the value it held then.
+/// One value an app service's construction read from its root: an entry, an object, or a
+/// service the root was given with `set(_:to:)`.
 ///
-/// A reload carries the service over to the new root when every input holds an equal value
-/// there (``ScopeRoot/carryOver(from:)``). Recorded once per app service, never for a request.
-package final class ServiceInputs: Sendable {
-    /// One value the construction read.
-    package struct Input: Sendable {
-        /// The entry's name (`sqliteConfiguration`), or the object's type.
-        package let name: String
-        let id: ObjectIdentifier
-        /// The value read.
-        let value: any Sendable
-        /// Reads the same entry from another root's values.
-        let reader: any InputReader
-        /// Whether it is a service the root might provide with `set(_:to:)`: compared, but not
-        /// listed among the inputs, since the service's read is a dependency.
-        var isService = false
+/// Told to observers that take ``ScopeObserverEvents/appReads`` with
+/// ``ScopeObserver/appServiceBuilt(_:in:reading:)``, so that they can read the same input from
+/// another root and compare: how ScopedReload decides whether a service can be carried over.
+public struct ScopeInput: Sendable {
+    /// The entry's name (`sqliteConfiguration`), the object's type, or the service's entry name.
+    public let name: String
+    /// The value read.
+    public let value: any Sendable
+    /// Whether it is a service the root was given with `set(_:to:)`: its read is also told as
+    /// a read of that service.
+    public let isService: Bool
+    let id: ObjectIdentifier
+    let reader: any InputReader
 
-        func read(_ values: ScopedValues) -> any Sendable { reader.read(values) }
-    }
+    /// What the construction would read for this input from `root`: the entry's value there,
+    /// its object of that type or the service it was given (`nil` when it has none).
+    public func value(in root: ScopeRoot) -> any Sendable { reader.read(root.values) }
+}
 
-    private let inputs = Mutex<[Input]>([])
-
-    package init() {}
+/// The inputs one app service's construction reads, in the order first read, each once.
+final class ServiceInputs: Sendable {
+    private let inputs = Mutex<[ScopeInput]>([])
 
     /// The inputs, in the order first read.
-    package var all: [Input] { inputs.withLock { $0 } }
+    var all: [ScopeInput] { inputs.withLock { $0 } }
 
-    func record(_ input: Input) {
+    func record(_ input: ScopeInput) {
         inputs.withLock { inputs in
             if !inputs.contains(where: { $0.id == input.id }) { inputs.append(input) }
         }
-    }
-
-    /// The first input whose value in `values` differs from the one read, with what differs:
-    /// `sqliteConfiguration.readers`, or the entry's name when no field can be named.
-    package func firstChange(in values: ScopedValues) -> String? {
-        for input in all {
-            let now = input.read(values)
-            if !ValueComparison.same(input.value, now) {
-                return ValueComparison.changedField(input.value, now).map { "\(input.name).\($0)" } ?? input.name
-            }
-        }
-        return nil
     }
 }
 
@@ -87,7 +75,7 @@ final class InputRecording: Sendable {
         isService: Bool = false
     ) -> Reader.Value {
         let value = reader.read(root)
-        inputs.record(.init(name: name, id: id, value: value, reader: reader, isService: isService))
+        inputs.record(.init(name: name, value: value, isService: isService, id: id, reader: reader))
         return value
     }
 }
@@ -109,50 +97,6 @@ private struct ObjectReader<T: Sendable>: InputReader {
 private struct ProvidedServiceReader<K: ScopedServiceKey>: InputReader {
     func read(_ values: ScopedValues) -> K.Value? {
         values.node.storage(for: ObjectIdentifier(K.self)).map { ScopeNodeBuffer.load($0, as: K.Value.self) }
-    }
-}
-
-/// Whether two values read for the same entry are the same: equal when their type is
-/// `Equatable`, the same instance when it is a class, else never (a closure, a struct that
-/// cannot be compared), so that a service reading one is rebuilt rather than kept stale.
-enum ValueComparison {
-    static func same(_ old: any Sendable, _ new: any Sendable) -> Bool {
-        if let old = old as? any Equatable { return old.isEqual(to: new) }
-        if type(of: old) is AnyClass, type(of: new) is AnyClass {
-            return (old as AnyObject) === (new as AnyObject)
-        }
-        return isNil(old) && isNil(new)
-    }
-
-    /// The mirror of the value an optional wraps, or `mirror` itself.
-    private static func unwrapped(_ mirror: Mirror) -> Mirror {
-        guard mirror.displayStyle == .optional, let wrapped = mirror.children.first else { return mirror }
-        return Mirror(reflecting: wrapped.value)
-    }
-
-    private static func isNil(_ value: Any) -> Bool {
-        let mirror = Mirror(reflecting: value)
-        return mirror.displayStyle == .optional && mirror.children.isEmpty
-    }
-
-    /// The label of the first stored property of two values of one type that differs, when
-    /// the type has labelled properties.
-    static func changedField(_ old: any Sendable, _ new: any Sendable) -> String? {
-        let old = unwrapped(Mirror(reflecting: old))
-        let new = unwrapped(Mirror(reflecting: new))
-        guard old.subjectType == new.subjectType, old.children.count == new.children.count else { return nil }
-        for (before, after) in zip(old.children, new.children) {
-            guard let label = before.label else { return nil }
-            if String(reflecting: before.value) != String(reflecting: after.value) { return label }
-        }
-        return nil
-    }
-}
-
-extension Equatable {
-    fileprivate func isEqual(to other: Any) -> Bool {
-        guard let other = other as? Self else { return false }
-        return self == other
     }
 }
 

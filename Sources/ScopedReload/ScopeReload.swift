@@ -1,3 +1,5 @@
+import Scoped
+
 /// What a reload of a ``ReloadableScopeRoot`` did: the generation it made current, the app
 /// services carried over from the root it replaced, and those rebuilt, with why.
 public struct ScopeReload: Sendable {
@@ -25,7 +27,7 @@ public struct ScopeReload: Sendable {
     public let rebuilt: [Rebuilt]
     /// The root replaced.
     ///
-    /// Scopes open on it finish there; ``ScopeRoot/shutdown(abandoningAfter:)``
+    /// Scopes open on it finish there; `ScopeRoot.shutdown(abandoningAfter:)`
     /// waits for them and then closes the app services it did not carry over, newest first.
     public let previous: ScopeRoot
 

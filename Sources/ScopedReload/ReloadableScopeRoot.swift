@@ -1,3 +1,4 @@
+import Scoped
 import Synchronization
 
 /// An application root that can be replaced while the application runs, after a
@@ -6,7 +7,7 @@ import Synchronization
 /// Each scope opens on the root current when it starts and keeps it to the end: requests in
 /// flight keep the root they started with, new requests see the new one. ``reload(to:validationScope:)``
 /// makes a new root current only once it has validated, carrying over the app services whose
-/// inputs did not change:
+/// inputs did not change, when the roots are created with a ``ReloadRecorder``:
 ///
 /// ```swift
 /// let reload = try await reloadable.reload(to: newRoot)
@@ -37,7 +38,7 @@ public final class ReloadableScopeRoot: Sendable {
     /// Makes `newRoot` current, atomically, and returns the root it replaces; no validation,
     /// nothing carried over.
     ///
-    /// Scopes already open keep the previous root; call ``ScopeRoot/shutdown()`` on it to wait
+    /// Scopes already open keep the previous root; call `ScopeRoot.shutdown()` on it to wait
     /// for them and close its app services. ``reload(to:validationScope:)`` is the safe way to
     /// apply a new configuration.
     @discardableResult
@@ -56,8 +57,9 @@ public final class ReloadableScopeRoot: Sendable {
     /// 1. Each app service the current root built is **carried over** to `newRoot`, as the same
     ///    instance, when every entry it read while it was built holds an equal value in
     ///    `newRoot` (compared with `==` for `Equatable` values, by identity for classes) and
-    ///    every service it read was carried over too. The others are rebuilt by `newRoot`.
-    /// 2. `newRoot` is validated (``ScopeRoot/validate(scope:)``), which builds its other app
+    ///    every service it read was carried over too. The others are rebuilt by `newRoot`, and
+    ///    all of them when the current root has no ``ReloadRecorder`` to know what they read.
+    /// 2. `newRoot` is validated (`ScopeRoot.validate(scope:)`), which builds its other app
     ///    services. When that finds a problem, the reload is **rejected**: `newRoot` is shut
     ///    down, closing only what it built itself, and the current root goes on serving with
     ///    everything it holds untouched.
@@ -90,7 +92,7 @@ public final class ReloadableScopeRoot: Sendable {
         let problems = await newRoot.validate(scope: validationScope)
         guard problems.isEmpty else {
             await newRoot.shutdown()
-            previous.context.registry.observers.rootReloaded(generation: generation, applied: false)
+            previous.tellReloaded(generation: generation, applied: false)
             throw .validationFailed(problems)
         }
         let generation = state.withLock { state in
@@ -98,8 +100,8 @@ public final class ReloadableScopeRoot: Sendable {
             state.generation += 1
             return state.generation
         }
-        newRoot.commitCarryOver(of: carried, from: previous)
-        newRoot.context.registry.observers.rootReloaded(generation: generation, applied: true)
+        newRoot.takeOverClosing(of: carried, from: previous)
+        newRoot.tellReloaded(generation: generation, applied: true)
         return ScopeReload(
             generation: generation,
             carriedOver: carried.map { $0.key.name },
@@ -110,7 +112,7 @@ public final class ReloadableScopeRoot: Sendable {
 
     /// Runs `operation` in a new scope of the current root.
     ///
-    /// See ``ScopeRoot/withScope(_:operation:)``. Inlined, as that one is, so that a request on
+    /// See `ScopeRoot.withScope(_:operation:)`. Inlined, as that one is, so that a request on
     /// a root that reloads costs one uncontended lock more than on a plain root, not a generic
     /// call.
     @inlinable
@@ -125,3 +127,5 @@ public final class ReloadableScopeRoot: Sendable {
     @usableFromInline
     func currentRoot() -> ScopeRoot { state.withLock { $0.root } }
 }
+
+extension ReloadableScopeRoot: ScopeRootSource {}

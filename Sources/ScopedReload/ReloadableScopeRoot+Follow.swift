@@ -1,3 +1,5 @@
+import Scoped
+
 extension ReloadableScopeRoot {
     /// Turns a stream of configuration snapshots into root generations: for each snapshot,
     /// builds a root with `makeRoot`, reloads to it (``reload(to:validationScope:)``), reports
@@ -43,7 +45,7 @@ extension ReloadableScopeRoot {
                 } catch let error as ScopeReloadError {
                     outcome = .failure(error)
                 } catch {
-                    current.context.registry.observers.rootReloaded(generation: generation, applied: false)
+                    current.tellReloaded(generation: generation, applied: false)
                     outcome = .failure(error)
                 }
                 if case .success(let reload) = outcome {
