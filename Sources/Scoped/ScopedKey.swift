@@ -54,10 +54,10 @@ extension ScopedKey {
 }
 
 /// How a key's type name becomes the entry's name, for value and service keys alike.
-package enum KeyNames {
+enum KeyNames {
     /// `ThemeKey` → `theme`, `RequestIDKey` → `requestID`, `URLSessionKey` → `urlSession`, and
     /// `__Key_name` (the key `@Entry` writes) → `name`.
-    package static func entryName(fromTypeName typeName: String) -> String {
+    static func entryName(fromTypeName typeName: String) -> String {
         if typeName.hasPrefix("__Key_") { return String(typeName.dropFirst(6)) }
         var name = Substring(typeName)
         if name.hasSuffix("Key"), name.count > 3 { name.removeLast(3) }

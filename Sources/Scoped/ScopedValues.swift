@@ -25,7 +25,7 @@ public struct ScopedValues: Sendable {
     /// The only stored property: values that are one reference are passed in a register. A
     /// read copies the task's node out of the task-local (one retain and release).
     @usableFromInline
-    package var node: ScopeNode
+    var node: ScopeNode
 
     /// Creates values in which every entry reads its default.
     public init() {
@@ -33,7 +33,7 @@ public struct ScopedValues: Sendable {
     }
 
     @inlinable
-    package init(node: ScopeNode) {
+    init(node: ScopeNode) {
         self.node = node
     }
 
@@ -42,7 +42,7 @@ public struct ScopedValues: Sendable {
     ///
     /// Declared without the `@TaskLocal` wrapper so that inlinable code can bind it.
     @usableFromInline
-    package static let taskLocalNode = TaskLocal<ScopeNode>(wrappedValue: .empty)
+    static let taskLocalNode = TaskLocal<ScopeNode>(wrappedValue: .empty)
 
     /// The values of the scope the calling task runs in.
     ///
@@ -60,7 +60,7 @@ public struct ScopedValues: Sendable {
 
     /// The current values when the calling task runs in a test scope, and defaults otherwise:
     /// what a root starts from when its creator does not say.
-    package static var testScopeOrDefaults: ScopedValues {
+    static var testScopeOrDefaults: ScopedValues {
         let current = ScopedValues.current
         return current.isInTestScope ? current : ScopedValues()
     }
@@ -74,11 +74,11 @@ public struct ScopedValues: Sendable {
     package var isInTestsOwnScope: Bool { scope?.registry.isTestRoot == true }
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
-    package var scope: ScopeContext? { node.scope }
+    var scope: ScopeContext? { node.scope }
 
     /// The origin stamped on values set through this copy.
     @inlinable
-    package var origin: EntryOrigin { node.stampedOrigin ?? (depth == 0 ? .root : .override(depth: depth)) }
+    var origin: EntryOrigin { node.stampedOrigin ?? (depth == 0 ? .root : .override(depth: depth)) }
 
     /// Reads or sets the value of the entry `key`.
     ///
@@ -135,7 +135,7 @@ public struct ScopedValues: Sendable {
 
     /// The name diagnostics show for a key: its ``ScopedKey/name``, else its type's name.
     @usableFromInline
-    package static func entryName(of key: Any.Type) -> String {
+    static func entryName(of key: Any.Type) -> String {
         (key as? any ScopedKey.Type)?.name ?? String(describing: key)
     }
 }

@@ -61,14 +61,14 @@ extension ScopedValues {
     /// The values of a child scope of these: one level deeper, in `scope` (or in this scope),
     /// stamping the values set through them as overrides at that depth.
     @inlinable
-    package func child(scope: ScopeContext? = nil) -> ScopedValues {
+    func child(scope: ScopeContext? = nil) -> ScopedValues {
         ScopedValues(node: node.child(scope: scope ?? node.scope))
     }
 
     /// The values of a child scope of the current one, made without copying the current
     /// values first.
     @inlinable
-    package static func currentChild() -> ScopedValues {
+    static func currentChild() -> ScopedValues {
         withCurrent { $0.child() }
     }
 }

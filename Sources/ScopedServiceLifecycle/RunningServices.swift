@@ -42,7 +42,7 @@ final class RunningServices: Sendable {
     /// Starts every `Service` that `root` has built and every one it builds from now on, and
     /// stops each when `root` closes it.
     func watch(_ root: ScopeRoot) {
-        let built = root.context.watchBuiltServices { [weak self] value in
+        let built = root.watchAppServices { [weak self] value in
             if let service = value as? any Service { self?.start(service) }
         } closed: { [weak self] value in
             self?.stopRunning(value)

@@ -5,7 +5,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOFoundationCompat
-import Scoped
+@testable import Scoped
 import ScopedInstrumentation
 import ScopedSQLite
 import ScopedTestSupport

@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import Testing
 
 private struct ThemeColorKey: ScopedKey {

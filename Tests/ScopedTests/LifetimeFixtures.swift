@@ -1,5 +1,5 @@
 import ScopedTestSupport
-import Scoped
+@testable import Scoped
 import Synchronization
 
 /// Records what services were built and closed, and how, for one test's root.

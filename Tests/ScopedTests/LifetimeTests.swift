@@ -1,5 +1,5 @@
 import ScopedTestSupport
-import Scoped
+@testable import Scoped
 import Synchronization
 import Testing
 

@@ -57,3 +57,25 @@ extension ScopeRoot {
         rootContext.closeCarriedOver(from: previous.rootContext)
     }
 }
+
+extension ScopeRoot {
+    /// Watches this root's app services: returns those built so far, oldest first, then calls
+    /// `built` with each built from now on.
+    ///
+    /// Together: every app service the root builds, once. `closed` is told each one the root
+    /// closes, once it has.
+    ///
+    /// How an application runs the app services that must run beside it (a database client's
+    /// connection pool) from their build to their close: ScopedServiceLifecycle's
+    /// `withRunningServices` and `ScopeRootService` are written on it. Services adopted from a
+    /// root this one replaced are not among them: they were built, and are watched, there.
+    ///
+    /// The calls are made on the task that builds or closes the service: `built` and `closed`
+    /// must be quick and must not block.
+    public func watchAppServices(
+        built: @escaping @Sendable (any Sendable) -> Void,
+        closed: (@Sendable (any Sendable) -> Void)? = nil
+    ) -> [any Sendable] {
+        context.watchBuiltServices(built, closed: closed)
+    }
+}

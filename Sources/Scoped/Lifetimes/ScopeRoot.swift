@@ -16,7 +16,7 @@
 public final class ScopeRoot: Sendable {
     /// The root's values: what every scope opened on it starts from.
     public let values: ScopedValues
-    package let context: ScopeContext
+    let context: ScopeContext
     /// What the root has beside its services: its open scopes and tenants, its watchers, what a
     /// reload carried over.
     let rootContext: RootContext

@@ -5,7 +5,7 @@ extension ScopedValues {
     /// `body` must not write to them: it gets a copy, and a write would copy the node.
     @inlinable
     @inline(__always)
-    package static func withCurrent<R>(_ body: (inout ScopedValues) throws -> R) rethrows -> R {
+    static func withCurrent<R>(_ body: (inout ScopedValues) throws -> R) rethrows -> R {
         var values = ScopedValues(node: taskLocalNode.get())
         return try body(&values)
     }

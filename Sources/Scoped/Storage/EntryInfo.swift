@@ -10,7 +10,7 @@
 /// root, configuration, override), variant (26: a ``VariantNames`` index, 0 for none), and
 /// the override's depth (32).
 @usableFromInline
-package struct EntryInfo: Sendable {
+struct EntryInfo: Sendable {
     @usableFromInline
     var bits: UInt64
 
@@ -64,7 +64,7 @@ package struct EntryInfo: Sendable {
     }
 
     /// Where the value came from.
-    package var origin: EntryOrigin {
+    var origin: EntryOrigin {
         switch bits >> 4 & 0b11 {
         case 0: .default
         case 1: .root

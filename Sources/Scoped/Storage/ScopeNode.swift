@@ -15,7 +15,7 @@
 /// (one copy of everything, base included), so an overlay copy stays bounded and the chain
 /// never grows past two tables.
 @usableFromInline
-package struct ScopeNode: Sendable {
+struct ScopeNode: Sendable {
     @usableFromInline
     package var buffer: ScopeNodeBuffer
 
@@ -39,16 +39,16 @@ package struct ScopeNode: Sendable {
     /// The origin stamped on values set into this node while a variant is applied, when not
     /// the one its depth implies; `nil` otherwise.
     @inlinable
-    package var stampedOrigin: EntryOrigin? { buffer.stamp?.origin }
+    var stampedOrigin: EntryOrigin? { buffer.stamp?.origin }
     /// The ``VariantNames`` index of the variant being applied to this node, stamped on the
     /// values set into it meanwhile; 0 otherwise.
     @inlinable
-    package var stampedVariant: UInt32 { buffer.stamp?.variant ?? 0 }
+    var stampedVariant: UInt32 { buffer.stamp?.variant ?? 0 }
 
     /// Sets what values set into this node are stamped with.
     ///
     /// - Precondition: the buffer is uniquely referenced: no task can see it yet.
-    package mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
+    mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
         precondition(isUnique(), "a scope's node changed after it was shared")
         buffer.stamp = origin == nil && variant == 0 ? nil : ScopeNodeBuffer.Stamp(origin: origin, variant: variant)
     }
@@ -86,7 +86,7 @@ package struct ScopeNode: Sendable {
     /// A base node at `depth`, in `scope`, holding every entry this node sees: what an
     /// application root starts from.
     @inlinable
-    package func flattened(depth: Int, scope: ScopeContext?) -> ScopeNode {
+    func flattened(depth: Int, scope: ScopeContext?) -> ScopeNode {
         ScopeNode(buffer.flattened(depth: depth, scope: scope))
     }
 
@@ -100,7 +100,7 @@ package struct ScopeNode: Sendable {
 
     /// Whether this is the only reference to the buffer, so it may be written in place.
     @inlinable
-    package mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
+    mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
 
     /// Stores `value` for `key` as an entry of `kind` (with `lifetime`, for a service provided
     /// from outside), stamped with the origin and variant this node stamps.

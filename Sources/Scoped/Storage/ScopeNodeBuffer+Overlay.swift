@@ -1,7 +1,7 @@
 extension ScopeNodeBuffer {
     /// One entry of the table; a `nil` box marks an empty slot.
     @usableFromInline
-    package struct Slot: Sendable {
+    struct Slot: Sendable {
         /// The key's identity as a number, for hashing and comparing.
         @usableFromInline var identity: UInt
         /// The value.

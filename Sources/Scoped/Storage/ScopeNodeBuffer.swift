@@ -12,7 +12,7 @@
 /// on a copy not yet returned, so that no task that can see it is reading; once shared it never
 /// changes, and neither does its base.
 @usableFromInline
-package final class ScopeNodeBuffer: @unchecked Sendable {
+final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline let depth: Int
     @usableFromInline let scope: ScopeContext?
     @usableFromInline let observer: DefaultReadObserver?
@@ -174,7 +174,7 @@ package final class ScopeNodeBuffer: @unchecked Sendable {
     /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
     /// its overlay's over them), with room for one more.
     @usableFromInline
-    package func flattened(depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+    func flattened(depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
         guard let base else { return copy(depth: depth, scope: scope, base: nil) }
         let copy = Self.make(
             capacity: Self.capacity(for: base.count + count + 1),

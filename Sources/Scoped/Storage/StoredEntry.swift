@@ -3,17 +3,17 @@
 /// Made from a node's entry and its ``EntryInfo`` when a scope is described, never on the read path.
 ///
 /// `@unchecked Sendable`: every property is an immutable value; `Any.Type` is a metatype.
-package struct StoredEntry: @unchecked Sendable {
+struct StoredEntry: @unchecked Sendable {
     /// The key type (or, for objects, the object's type) the value is stored under.
-    package let keyType: Any.Type
+    let keyType: Any.Type
     /// The static type of the value, as declared by its key.
-    package let valueType: Any.Type
+    let valueType: Any.Type
     /// What kind of entry holds the value.
     package let kind: EntryKind
     /// For a service provided from outside: its lifetime; `nil` for values and objects.
     package let lifetime: ScopedLifetime?
     /// Where the value came from.
-    package let origin: EntryOrigin
+    let origin: EntryOrigin
     /// The named variant that set the value, if one did.
     package let variant: String?
 

@@ -4,17 +4,17 @@
 ///
 /// `@unchecked Sendable`: the subclass holds one `let` of a `Sendable` type.
 @usableFromInline
-package class AnyValueBox: @unchecked Sendable {
+class AnyValueBox: @unchecked Sendable {
     @usableFromInline
     init() {}
 
     /// The type of the value the box holds, for diagnostics.
-    package var valueType: Any.Type { Never.self }
+    var valueType: Any.Type { Never.self }
 }
 
 /// An ``AnyValueBox`` holding a value of a known type.
 @usableFromInline
-package final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
+final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
     @usableFromInline
     package let value: Value
 

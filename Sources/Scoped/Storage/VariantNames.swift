@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Variants are chosen by configuration, so there are few names and they are added while
 /// roots and scopes are configured, never on the read path. Names are never removed.
-package enum VariantNames {
+enum VariantNames {
     private struct Table {
         var names: [String] = [""]
         var indices: [String: UInt32] = [:]

@@ -94,7 +94,7 @@ package final class DeadlineWatchdog: @unchecked Sendable {
 
     /// How often the timer looks for expired deadlines while any is registered: a deadline is
     /// enforced at most this late.
-    package let tick: Duration
+    let tick: Duration
     /// How long the timer outlives the last deadline: longer than the gap between two requests
     /// of a server at rest, so a quiet server does not make one timer per request.
     let idleGrace: Duration

@@ -44,7 +44,7 @@ package final class DefaultReadObserver: Sendable {
     }
 
     /// Whether this observer belongs to a test root.
-    package var isTestObserver: Bool { onLiveDefaultRead != nil }
+    var isTestObserver: Bool { onLiveDefaultRead != nil }
 
     /// The value a read of `key` that found nothing set returns.
     @usableFromInline

@@ -47,11 +47,9 @@ extension ScopeContext {
     /// Services carried over from a root this one replaced are not among them: they were built,
     /// and are watched, there. `closed` is told each service this root closes, once it has.
     ///
-    /// How an application runs the app services that must run beside it (a database client's
-    /// connection pool), from their build to their close: `ScopeRoot.withRunningServices` and
-    /// `ScopeRootService` in ScopedServiceLifecycle. A scope that is not a root has no app
+    /// See ``ScopeRoot/watchAppServices(built:closed:)``. A scope that is not a root has no app
     /// services: it returns none and calls neither.
-    package func watchBuiltServices(
+    func watchBuiltServices(
         _ watcher: @escaping @Sendable (any Sendable) -> Void,
         closed: (@Sendable (any Sendable) -> Void)? = nil
     ) -> [any Sendable] {

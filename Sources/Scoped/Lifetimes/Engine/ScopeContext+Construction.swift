@@ -128,7 +128,7 @@ extension ScopeContext {
     /// checked for cycles nor traced as a build.
     ///
     /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
-    package func serviceMadeWithoutWaiting(
+    func serviceMadeWithoutWaiting(
         _ key: any ScopedServiceKey.Type,
         make: () -> AnyValueBox
     ) throws -> AnyValueBox? {

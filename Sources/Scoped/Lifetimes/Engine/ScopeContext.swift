@@ -8,7 +8,7 @@ import Synchronization
 /// scope has; what only a root or a tenant has is in its ``Role``: a ``RootContext`` or a
 /// ``TenantContext``.
 @usableFromInline
-package final class ScopeContext: Sendable {
+final class ScopeContext: Sendable {
     /// A reader waiting for another task's construction; its ID lets it stop waiting when it
     /// is cancelled.
     struct Waiter {
@@ -148,18 +148,18 @@ package final class ScopeContext: Sendable {
     }
 
     /// Records the node whose values this scope builds and closes its services with.
-    package func attach(_ node: ScopeNode) {
+    func attach(_ node: ScopeNode) {
         state.withLock { $0.node = node.buffer }
     }
 
     /// Forgets the node, breaking the cycle between them, for a root that is discarded
     /// without being shut down.
-    package func detach() {
+    func detach() {
         state.withLock { $0.node = nil }
     }
 
     /// Whether the service for `key` has been built in this scope.
-    package func isBuilt(_ key: ObjectIdentifier) -> Bool {
+    func isBuilt(_ key: ObjectIdentifier) -> Bool {
         state.withLock { state in
             guard let index = state.index(of: key), case .built = state.entries[index].slot else { return false }
             return true
@@ -168,7 +168,7 @@ package final class ScopeContext: Sendable {
 
     /// How many readers wait for the construction of the service `key` in progress; 0 when
     /// none is in progress.
-    package func waiterCount(for key: ObjectIdentifier) -> Int {
+    func waiterCount(for key: ObjectIdentifier) -> Int {
         state.withLock { state in
             guard let index = state.index(of: key), case .building(_, let waiters) = state.entries[index].slot else {
                 return 0

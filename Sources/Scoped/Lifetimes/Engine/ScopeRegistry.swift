@@ -86,7 +86,7 @@ package final class ScopeRegistry: Sendable {
     /// Logs a close failure at `error` level with the label `Scoped`, where the process's
     /// other logs go (standard error until `LoggingSystem.bootstrap` says otherwise): the
     /// default when no handler is given.
-    package static let logCloseError: @Sendable (ScopeCloseError) -> Void = { error in
+    static let logCloseError: @Sendable (ScopeCloseError) -> Void = { error in
         Logger(label: "Scoped").error("\(error)", metadata: ["scope.outcome": "\(error.outcome)"])
     }
 }
