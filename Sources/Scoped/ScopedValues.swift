@@ -56,7 +56,7 @@ public struct ScopedValues: Sendable {
 
     /// How many scopes were opened below the root to reach this one.
     @inlinable
-    package var depth: Int { node.depth }
+    var depth: Int { node.depth }
 
     /// The current values when the calling task runs in a test scope, and defaults otherwise:
     /// what a root starts from when its creator does not say.

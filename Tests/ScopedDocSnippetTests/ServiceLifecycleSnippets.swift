@@ -1,6 +1,6 @@
 import Hummingbird
 import Logging
-import Scoped
+@testable import Scoped
 import ScopedServiceLifecycle
 import ScopedTestSupport
 import ServiceLifecycle

@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import Testing
 
 /// The scope entry points run their operations on the caller's actor.

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Scoped
+@testable import Scoped
 import Testing
 
 /// Where a close failure goes when the root was given no `onCloseError`: through swift-log, so it

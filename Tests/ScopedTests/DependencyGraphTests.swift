@@ -1,6 +1,6 @@
 import Foundation
 import FoundationXML
-import Scoped
+@testable import Scoped
 import ScopedDiagnostics
 import ScopedTestSupport
 import Testing

@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import Synchronization
 
 /// A repository protocol used as an existential entry, as the example server does.

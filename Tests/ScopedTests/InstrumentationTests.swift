@@ -1,6 +1,6 @@
 import InMemoryTracing
 import MetricsTestKit
-import Scoped
+@testable import Scoped
 import ScopedInstrumentation
 import Testing
 import Tracing

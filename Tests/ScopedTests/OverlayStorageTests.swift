@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import Testing
 
 /// Many distinct keys, to fill a root with dozens of entries.

@@ -1,5 +1,5 @@
 import Foundation
-import Scoped
+@testable import Scoped
 import Testing
 
 // The README's example, compiled and run. `readmeShowsThisExample` keeps the two identical.

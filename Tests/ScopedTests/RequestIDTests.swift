@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import Testing
 
 /// The request IDs adapters make when their stack has none, and the client IDs they accept.

@@ -1,5 +1,5 @@
 import Dispatch
-import Scoped
+@testable import Scoped
 import Synchronization
 import Testing
 

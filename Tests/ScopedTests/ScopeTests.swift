@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import ScopedTestSupport
 import Testing
 

@@ -1,4 +1,4 @@
-import Scoped
+@testable import Scoped
 import Testing
 
 /// A controller built once, outside any request, as a server builds its routes at start-up.

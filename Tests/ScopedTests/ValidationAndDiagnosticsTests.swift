@@ -1,5 +1,5 @@
 import Foundation
-import Scoped
+@testable import Scoped
 import ScopedReload
 import Testing
 

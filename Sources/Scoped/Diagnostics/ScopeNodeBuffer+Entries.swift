@@ -1,7 +1,7 @@
 extension ScopeNodeBuffer {
     /// What diagnostics know of every entry this node sees, in no particular order: the
     /// overlay's, and the base's that the overlay does not replace.
-    package var entries: [StoredEntry] {
+    var entries: [StoredEntry] {
         let own = overlay.table.compactMap { slot -> StoredEntry? in
             guard let box = slot.box else { return nil }
             return StoredEntry(

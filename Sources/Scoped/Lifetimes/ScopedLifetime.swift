@@ -21,7 +21,7 @@ public enum ScopedLifetime: String, Hashable, Sendable, Codable, CustomStringCon
 
     /// Whether a service of this lifetime outlives one of `other`'s: an ``app`` service
     /// outlives ``tenant`` and ``scope`` ones, a ``tenant`` service outlives ``scope`` ones.
-    package func outlives(_ other: ScopedLifetime) -> Bool {
+    func outlives(_ other: ScopedLifetime) -> Bool {
         rank < other.rank
     }
 

@@ -20,7 +20,7 @@ struct EntryInfo: Sendable {
     /// The info of an entry of `kind` set with `origin`; `lifetime` only for services provided
     /// from outside, `variant` only while a variant is applied.
     @inlinable
-    package init(kind: EntryKind, lifetime: ScopedLifetime?, origin: EntryOrigin, variant: UInt32) {
+    init(kind: EntryKind, lifetime: ScopedLifetime?, origin: EntryOrigin, variant: UInt32) {
         let kindBits: UInt64 =
             switch kind {
             case .value: 0
@@ -45,7 +45,7 @@ struct EntryInfo: Sendable {
     }
 
     /// What kind of entry holds the value.
-    package var kind: EntryKind {
+    var kind: EntryKind {
         switch bits & 0b11 {
         case 0: .value
         case 1: .object
@@ -54,7 +54,7 @@ struct EntryInfo: Sendable {
     }
 
     /// For a service provided from outside, its lifetime.
-    package var lifetime: ScopedLifetime? {
+    var lifetime: ScopedLifetime? {
         switch bits >> 2 & 0b11 {
         case 1: .app
         case 2: .scope
@@ -74,5 +74,5 @@ struct EntryInfo: Sendable {
     }
 
     /// The ``VariantNames`` index of the variant that set the value, or 0.
-    package var variant: UInt32 { UInt32(truncatingIfNeeded: bits >> 6) & 0x3FF_FFFF }
+    var variant: UInt32 { UInt32(truncatingIfNeeded: bits >> 6) & 0x3FF_FFFF }
 }

@@ -17,24 +17,24 @@
 @usableFromInline
 struct ScopeNode: Sendable {
     @usableFromInline
-    package var buffer: ScopeNodeBuffer
+    var buffer: ScopeNodeBuffer
 
     @inlinable
-    package init(_ buffer: ScopeNodeBuffer) {
+    init(_ buffer: ScopeNodeBuffer) {
         self.buffer = buffer
     }
 
     /// The node of the root of everything: no entries, depth 0, no scope.
     @usableFromInline
-    package static let empty = ScopeNode(.make(capacity: 0, depth: 0, scope: nil))
+    static let empty = ScopeNode(.make(capacity: 0, depth: 0, scope: nil))
 
     @inlinable
-    package var depth: Int { buffer.depth }
+    var depth: Int { buffer.depth }
     @inlinable
-    package var scope: ScopeContext? { buffer.scope }
+    var scope: ScopeContext? { buffer.scope }
     @inlinable
-    package var observer: DefaultReadObserver? { buffer.observer }
-    package var entries: [StoredEntry] { buffer.entries }
+    var observer: DefaultReadObserver? { buffer.observer }
+    var entries: [StoredEntry] { buffer.entries }
 
     /// The origin stamped on values set into this node while a variant is applied, when not
     /// the one its depth implies; `nil` otherwise.
@@ -59,7 +59,7 @@ struct ScopeNode: Sendable {
     /// type, so that unspecialized generic code can ask whether a value is there
     /// without instantiating `V?`'s metadata at run time.
     @inlinable
-    package func storage(for key: ObjectIdentifier) -> AnyValueBox? {
+    func storage(for key: ObjectIdentifier) -> AnyValueBox? {
         buffer.storage(for: key)
     }
 
@@ -67,7 +67,7 @@ struct ScopeNode: Sendable {
     ///
     /// See ``ScopeNodeBuffer/value(for:as:otherwise:)``.
     @inlinable
-    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type, otherwise fallback: () -> V) -> V {
+    func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type, otherwise fallback: () -> V) -> V {
         buffer.value(for: key, as: type, otherwise: fallback)
     }
 
@@ -77,7 +77,7 @@ struct ScopeNode: Sendable {
     /// The copy keeps stamping what a variant being applied sets: it replaces this node when
     /// it is first written while a variant is applied.
     @inlinable
-    package func copy() -> ScopeNode {
+    func copy() -> ScopeNode {
         let copy = buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base)
         copy.stamp = buffer.stamp
         return ScopeNode(copy)
@@ -94,7 +94,7 @@ struct ScopeNode: Sendable {
     ///
     /// Costs the entries set since this node's base, never the base's.
     @inlinable
-    package func child(scope: ScopeContext?) -> ScopeNode {
+    func child(scope: ScopeContext?) -> ScopeNode {
         ScopeNode(buffer.child(scope: scope))
     }
 
@@ -107,7 +107,7 @@ struct ScopeNode: Sendable {
     ///
     /// - Precondition: the buffer is uniquely referenced.
     @inlinable
-    package mutating func set<V: Sendable>(_ value: V, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
+    mutating func set<V: Sendable>(_ value: V, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
         precondition(isUnique(), "a scope's node changed after it was shared")
         buffer.set(ValueBox(value), for: key, kind: kind, lifetime: lifetime)
     }

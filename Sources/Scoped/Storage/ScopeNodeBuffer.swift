@@ -46,7 +46,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         self.overlay = Overlay(table: Self.emptyTable(capacity: capacity))
     }
 
-    package static func make(
+    static func make(
         capacity: Int,
         depth: Int,
         scope: ScopeContext?,
@@ -65,7 +65,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
     /// the base's.
     @inlinable
-    package func storage(for key: ObjectIdentifier) -> AnyValueBox? {
+    func storage(for key: ObjectIdentifier) -> AnyValueBox? {
         let identity = UInt(bitPattern: key)
         if let found = find(identity) { return found }
         return base?.find(identity)
@@ -87,7 +87,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// retains the value and not its box. Returns `V` itself, not `V?`: generic code that is not
     /// specialized would look up `V?`'s metadata at run time on every read.
     @inlinable
-    package func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type, otherwise fallback: () -> V) -> V {
+    func value<V: Sendable>(for key: ObjectIdentifier, as type: V.Type, otherwise fallback: () -> V) -> V {
         let identity = UInt(bitPattern: key)
         do {
             let table = overlay.table
@@ -105,7 +105,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// A checked cast: only `ScopedValues`' setters store under a key, always a value of the
     /// type the key declares.
     @inlinable
-    package static func load<V: Sendable>(_ box: AnyValueBox, as type: V.Type) -> V {
+    static func load<V: Sendable>(_ box: AnyValueBox, as type: V.Type) -> V {
         (box as! ValueBox<V>).value
     }
 
@@ -159,7 +159,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// A node at `depth`, in `scope`, over `base`, whose overlay is a copy of this node's with
     /// room for one more entry.
     @usableFromInline
-    package func copy(depth: Int, scope: ScopeContext?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
+    func copy(depth: Int, scope: ScopeContext?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
         let copy = Self.make(
             capacity: Self.capacity(for: count + 1),
             depth: depth,
@@ -194,7 +194,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// A child of a base gets its table with its first entry: a scope that sets nothing
     /// allocates none.
     @usableFromInline
-    package func child(scope: ScopeContext?) -> ScopeNodeBuffer {
+    func child(scope: ScopeContext?) -> ScopeNodeBuffer {
         let depth = self.depth + 1
         guard let base else {
             // A base with no entries (the empty root of everything) has nothing to see through.

@@ -9,15 +9,15 @@ struct StoredEntry: @unchecked Sendable {
     /// The static type of the value, as declared by its key.
     let valueType: Any.Type
     /// What kind of entry holds the value.
-    package let kind: EntryKind
+    let kind: EntryKind
     /// For a service provided from outside: its lifetime; `nil` for values and objects.
-    package let lifetime: ScopedLifetime?
+    let lifetime: ScopedLifetime?
     /// Where the value came from.
     let origin: EntryOrigin
     /// The named variant that set the value, if one did.
-    package let variant: String?
+    let variant: String?
 
-    package init(
+    init(
         keyType: Any.Type,
         valueType: Any.Type,
         kind: EntryKind,
@@ -35,7 +35,7 @@ struct StoredEntry: @unchecked Sendable {
 
     /// The name diagnostics show: the property name of an `@Entry`, a service's name, an
     /// object's type.
-    package var name: String {
+    var name: String {
         switch kind {
         case .value: ScopedValues.entryName(of: keyType)
         case .object: String(reflecting: keyType)

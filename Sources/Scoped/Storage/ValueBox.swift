@@ -16,7 +16,7 @@ class AnyValueBox: @unchecked Sendable {
 @usableFromInline
 final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
     @usableFromInline
-    package let value: Value
+    let value: Value
 
     @usableFromInline
     init(_ value: Value) {
@@ -24,5 +24,5 @@ final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
     }
 
     /// `Value`.
-    override package var valueType: Any.Type { Value.self }
+    override var valueType: Any.Type { Value.self }
 }

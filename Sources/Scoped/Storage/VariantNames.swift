@@ -14,7 +14,7 @@ enum VariantNames {
     private static let table = Mutex(Table())
 
     /// The number standing for `name`, the same each time; never 0.
-    package static func index(of name: String) -> UInt32 {
+    static func index(of name: String) -> UInt32 {
         table.withLock { table in
             if let index = table.indices[name] { return index }
             let index = UInt32(table.names.count)
@@ -26,7 +26,7 @@ enum VariantNames {
     }
 
     /// The name `index` stands for, or `nil` for 0.
-    package static func name(at index: UInt32) -> String? {
+    static func name(at index: UInt32) -> String? {
         index == 0 ? nil : table.withLock { $0.names[Int(index)] }
     }
 }

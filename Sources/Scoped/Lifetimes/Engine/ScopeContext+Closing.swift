@@ -9,7 +9,7 @@ extension ScopeContext {
     ///
     /// - Returns: the closes that threw; every close is attempted.
     @inline(__always)
-    nonisolated(nonsending) package func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
+    nonisolated(nonsending) func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
         let (built, node) = takeBuiltServices()
         if built.isEmpty { return [] }
         let failures = await close(built, in: node, outcome: outcome)
@@ -85,7 +85,7 @@ extension ScopeContext {
     /// outcomes already carry an error of their own, and their failures go to the root's
     /// close-error handler.
     @usableFromInline
-    nonisolated(nonsending) package func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
+    nonisolated(nonsending) func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
         let failures = await close(outcome)
         if registry.observers.observeScopes { registry.observers.scopeEnded(outcome) }
         countClosed()

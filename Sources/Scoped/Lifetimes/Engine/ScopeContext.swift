@@ -59,7 +59,7 @@ final class ScopeContext: Sendable {
     }
 
     /// What the root registered: services, requirements, variants.
-    package let registry: ScopeRegistry
+    let registry: ScopeRegistry
     let role: Role
     let state = Mutex(State())
     /// The scope's one closed state: set once, under the state's lock, when the scope closes.
@@ -76,7 +76,7 @@ final class ScopeContext: Sendable {
 
     /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one. (Matched
     /// here, not read through ``tenant``: a root parent's case binds nothing, so no retain.)
-    package init(childOf parent: ScopeContext) {
+    init(childOf parent: ScopeContext) {
         self.registry = parent.registry
         self.role =
             switch parent.role {
@@ -90,14 +90,14 @@ final class ScopeContext: Sendable {
     ///
     /// `predecessorClose`: the close of the tenant's previous instance, if it is still running;
     /// this one builds nothing before it ends.
-    package init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
+    init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
         self.registry = root.registry
         self.role = .tenant(TenantContext(id: id, root: root, predecessorClose: predecessorClose))
     }
 
     /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/tenant`` for a tenant of one,
     /// ``ScopedLifetime/scope`` for a scope opened on one.
-    package var lifetime: ScopedLifetime {
+    var lifetime: ScopedLifetime {
         switch role {
         case .root: .app
         case .tenant: .tenant
@@ -106,7 +106,7 @@ final class ScopeContext: Sendable {
     }
 
     /// The application root this scope belongs to.
-    package var root: ScopeContext {
+    var root: ScopeContext {
         switch role {
         case .root: self
         case .tenant(let tenant): tenant.root
@@ -116,7 +116,7 @@ final class ScopeContext: Sendable {
 
     /// The tenant this scope belongs to (itself, for a tenant); `nil` for a root and its
     /// scopes of no tenant.
-    package var tenant: ScopeContext? {
+    var tenant: ScopeContext? {
         switch role {
         case .root: nil
         case .tenant: self
@@ -125,7 +125,7 @@ final class ScopeContext: Sendable {
     }
 
     /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
-    package var tenantID: TenantID? {
+    var tenantID: TenantID? {
         switch role {
         case .root: nil
         case .tenant(let tenant): tenant.id
