@@ -60,9 +60,9 @@ final class RootReloadRecorder: ScopeObserver {
     }
 
     /// What the app service `key` read while it was built; `nil` when it was not built here.
-    func record(of key: any ScopedServiceKey.Type) -> Record? {
+    func reads(of key: any ScopedServiceKey.Type) -> (inputs: [ScopeInput], services: [any ScopedServiceKey.Type])? {
         records.withLock { records in
-            records[ObjectIdentifier(key)].flatMap { $0.inputs == nil ? nil : $0 }
+            records[ObjectIdentifier(key)].flatMap { record in record.inputs.map { ($0, record.services) } }
         }
     }
 }

@@ -19,12 +19,12 @@ extension ScopeRoot {
         for service in previous.builtServices {
             let name = service.key.name
             let reason: String?
-            if let record = recorder?.record(of: service.key), let inputs = record.inputs {
-                if let change = InputComparison.firstChange(of: inputs, in: self) {
+            if let read = recorder?.reads(of: service.key) {
+                if let change = InputComparison.firstChange(of: read.inputs, in: self) {
                     reason = "\(change) changed"
-                } else if let dependency = record.services.first(where: { !carriedNames.contains($0.name) }) {
+                } else if let dependency = read.services.first(where: { !carriedNames.contains($0.name) }) {
                     reason = "\(dependency.name) was rebuilt"
-                } else if adopt(service, reading: inputs, services: record.services) {
+                } else if adopt(service, reading: read.inputs, services: read.services) {
                     reason = nil
                 } else {
                     reason = "the new root built it already"

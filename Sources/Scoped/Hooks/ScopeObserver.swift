@@ -7,7 +7,7 @@
 /// theirs, the first observer outermost, and tells them which service each construction reads.
 /// A root created with none does nothing of this: no call, no lock, one emptiness check per
 /// scope, per service and per read inside a construction. ``ScopeRoot/observers(_:)`` finds a
-/// root.s observers of a type, so that a module reaches what its observer recorded.
+/// root's observers of a type, so that a module reaches what its observer recorded.
 ///
 /// Every requirement has a default that does nothing, so an observer writes only what it needs.
 /// ScopedInstrumentation's `ScopeInstrumentation` (spans and metrics) is one:
