@@ -447,6 +447,7 @@ let package = Package(
             name: "ScopedDatabaseTests",
             dependencies: [
                 "ScopedDatabase",
+                "ScopedTesting",
                 "ScopedSQLite",
                 "ScopedPostgres",
                 "ScopedServiceLifecycle",

@@ -6,6 +6,8 @@
 //   `ScopeCloseError`, `ScopeDescription`, `ScopeProblem`, `withScope`; and the engine's
 //   `ScopeContext`, `ScopeRegistry` and `ScopeNode`.
 // - `Entry…` names what diagnostics say about one entry: `EntryKind`, `EntryOrigin`.
+// - `DeadlineWatchdog` is the adapter and database kit's one timer: it ends work past its
+//   deadline, for the core's closes and hand-offs and for the database layers' statements.
 
 /// A property wrapper that reads a value from the scope the code runs in.
 ///

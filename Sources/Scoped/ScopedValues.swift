@@ -62,16 +62,27 @@ public struct ScopedValues: Sendable {
     /// what a root starts from when its creator does not say.
     static var testScopeOrDefaults: ScopedValues {
         let current = ScopedValues.current
-        return current.isInTestScope ? current : ScopedValues()
+        return current.isTestScope ? current : ScopedValues()
     }
 
-    /// Whether these values belong to a test scope, or to a root created in one.
-    package var isInTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
+    /// Whether these values belong to a test scope (opened by ScopedTesting's `withTestScope` or
+    /// its `.scoped` trait), or to a root created in one.
+    ///
+    /// What a database layer asks before it uses a database a test lent to the scope, so that
+    /// outside tests it does not even read the test's entry:
+    ///
+    /// ```swift
+    /// if values.isTestScope, let lent = values[LentTestDatabaseKey.self] { return lent }
+    /// ```
+    public var isTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
 
-    /// Whether the innermost scope is a test's own scope (opened on its test root by
-    /// `withTestScope` or the `.scoped` trait), not a scope the code under test opened, such as
-    /// a request's scope on a root built inside the test.
-    package var isInTestsOwnScope: Bool { scope?.registry.isTestRoot == true }
+    /// Whether these values belong to a test's own root (made by ScopedTesting's `withTestScope`
+    /// or its `.scoped` trait): the test's scope and the scopes opened within it, not a root the
+    /// code under test built inside the test, such as an application serving a request.
+    ///
+    /// A database layer tells a test's own statements, which run in the test's transaction, from
+    /// a request's, which run in the request's own.
+    public var isOnTestsOwnRoot: Bool { scope?.registry.isTestRoot == true }
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
     var scope: ScopeContext? { node.scope }

@@ -1,17 +1,25 @@
 public import Scoped
 public import Synchronization
 
-/// A set of resources handed out one task at a time: the database targets' connection pools,
-/// and the one turn that serializes a session's statements (``SessionLease``).
+/// A set of resources handed out one task at a time: a database layer's connection pool, and
+/// the one turn that serializes a session's statements (``SessionLease``).
 ///
-/// A task that finds none free suspends until one is returned; no thread ever blocks waiting.
+/// A task that finds none free suspends until one is returned; no thread ever blocks waiting,
+/// and a wait bounded by a timeout is an entry on the core's `DeadlineWatchdog`, not a task.
+/// ScopedSQLite's readers and ScopedPostgres' test databases are pools of this kind; a database
+/// layer written outside this package pools its connections the same way:
+///
+/// ```swift
+/// let pool = AsyncPool(connections) { DatabaseClosedError() }
+/// let connection = try await pool.acquire(waitingAtMost: leaseTimeout) { LeaseTimeoutError() }
+/// defer { pool.release(connection) }
+/// ```
 ///
 /// What a request runs (a free resource taken, given back, the pool closed) is inlinable, and
 /// so specialized for the resource in the database target that calls it: run unspecialized,
 /// each `Mutex<State>` access looked up its generic metadata in the runtime's cache (about 340
 /// instructions a lookup here; BENCHMARKS.md, session 36). Waiting, the slow path, is not.
-@usableFromInline
-package final class AsyncPool<Resource: Sendable>: Sendable {
+public final class AsyncPool<Resource: Sendable>: Sendable {
     /// A task waiting for a resource.
     ///
     /// A class, so that an optional waiter is a nullable reference: `CheckedContinuation`'s
@@ -92,14 +100,13 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
 
     @usableFromInline let state: Mutex<State>
     /// How many resources the pool holds in all.
-    @usableFromInline
-    package let size: Int
+    public let size: Int
     /// What acquiring from a closed pool throws.
     @usableFromInline let closedError: @Sendable () -> any Error
 
     /// A pool of `resources`, whose acquisitions throw `closedError()` once it is closed.
     @inlinable
-    package init(_ resources: [Resource], closedError: @escaping @Sendable () -> any Error) {
+    public init(_ resources: [Resource], closedError: @escaping @Sendable () -> any Error) {
         state = Mutex(State(available: resources))
         size = resources.count
         self.closedError = closedError
@@ -109,7 +116,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// `timeout`.
     ///
     /// A waiting task is a continuation in the pool's queue and its deadline an entry on
-    /// ``DeadlineWatchdog``: waiting creates no task and no timer. Whoever takes the waiter out of
+    /// `DeadlineWatchdog`: waiting creates no task and no timer. Whoever takes the waiter out of
     /// the queue (a release handing it a resource, its deadline, its task's cancellation, the
     /// pool's close) resumes it, so it is resumed exactly once and a resource handed over as the
     /// deadline expires is never lost.
@@ -117,7 +124,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// - Throws: `timedOut()` when no resource came back within `timeout`; `CancellationError`
     ///   if the task is cancelled while waiting; the pool's closed error once it is closed.
     @inlinable
-    package func acquire(
+    public func acquire(
         waitingAtMost timeout: Duration,
         timedOut: @escaping @Sendable () -> any Error
     ) async throws -> Resource {
@@ -141,7 +148,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     /// - Throws: `CancellationError` if the task is cancelled while waiting; the pool's
     ///   closed error once it is closed.
     @inlinable
-    package func acquire() async throws -> Resource {
+    public func acquire() async throws -> Resource {
         // Fast path: a free resource is taken without suspending the task.
         if let free = try takeFree() { return free }
         return try await wait(timeout: nil, timedOut: nil)
@@ -197,7 +204,7 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
 
     /// Returns a resource taken with ``acquire()``, handing it to the longest waiter if any.
     @inlinable
-    package func release(_ resource: Resource) {
+    public func release(_ resource: Resource) {
         let (waiter, drained) = state.withLock { state -> (Waiter?, [CheckedContinuation<Void, Never>]) in
             if let waiter = state.dequeueOldest() { return (waiter, []) }
             state.leased -= 1
@@ -211,15 +218,15 @@ package final class AsyncPool<Resource: Sendable>: Sendable {
     }
 
     /// How many tasks are waiting for a resource right now.
-    package var waitingCount: Int { state.withLock { $0.waiters.count } }
+    public var waitingCount: Int { state.withLock { $0.waiters.count } }
 
     /// How many resources are free right now.
-    package var availableCount: Int { state.withLock { $0.available.count } }
+    public var availableCount: Int { state.withLock { $0.available.count } }
 
     /// Refuses new acquisitions, waits for every leased resource to come back, and returns
     /// all of them.
     @inlinable
-    package func close() async -> [Resource] {
+    public func close() async -> [Resource] {
         let (waiters, drained) = state.withLock { state -> ([Waiter], Bool) in
             state.isClosed = true
             var waiters: [Waiter] = []

@@ -1,4 +1,4 @@
-package import Scoped
+public import Scoped
 
 extension DeadlineWatchdog {
     /// Runs `body`, calling `expire` if it is still running after `timeout`.
@@ -8,7 +8,7 @@ extension DeadlineWatchdog {
     ///
     /// - Throws: ``DatabaseTimeoutError`` for `operation` on `entry` when `body` threw after
     ///   its deadline expired; otherwise what `body` throws.
-    package func run<R>(
+    public func run<R>(
         within timeout: Duration,
         operation: DatabaseTimeoutError.Operation,
         entry: String,

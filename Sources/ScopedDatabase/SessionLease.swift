@@ -1,8 +1,11 @@
 public import Scoped
 public import Synchronization
 
-/// The part of a database session that ScopedSQLite and ScopedPostgres share: its turn, its
-/// lease, taken on the first statement and given up once, and its end.
+/// What every database layer's request session needs: its turn, its lease, and its end.
+///
+/// The lease (a connection, a transaction) is taken on the first statement and given up once.
+/// ScopedSQLite's and ScopedPostgres' sessions are written on it, and a layer written outside
+/// this package can be.
 ///
 /// A session runs one statement at a time, even when concurrent child tasks of its scope use
 /// it: the turn is a pool of one.
@@ -15,8 +18,7 @@ public import Synchronization
 ///
 /// Inlinable, as ``AsyncPool`` is, so that the database target specializes it for its lease: a
 /// session's every statement takes its turn and reads its lease.
-@usableFromInline
-package final class SessionLease<Lease: Sendable>: Sendable {
+public final class SessionLease<Lease: Sendable>: Sendable {
     @usableFromInline
     struct State {
         @usableFromInline var lease: Lease?
@@ -31,14 +33,13 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     @usableFromInline let state: Mutex<State>
     @usableFromInline let turn: AsyncPool<Int>
     /// The session's entry, named by the errors it throws.
-    @usableFromInline
-    package let entry: String
+    public let entry: String
     /// How long a statement waits for its turn behind the session's other statements.
     @usableFromInline let turnTimeout: Duration
 
     /// A session read through `entry`, whose statements wait at most `turnTimeout` for their turn.
     @inlinable
-    package init(entry: String, turnTimeout: Duration) {
+    public init(entry: String, turnTimeout: Duration) {
         // Here, not as the property's initial value, which is not inlinable: specialized.
         self.state = Mutex(State())
         self.entry = entry
@@ -47,8 +48,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     }
 
     /// A statement's turn: no other statement of the session runs until it is given back.
-    @usableFromInline
-    package struct Turn: Sendable {
+    public struct Turn: Sendable {
         @usableFromInline let permit: Int
 
         @usableFromInline
@@ -68,7 +68,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     ///   ``DatabaseTimeoutError`` (a `lease`: the wait was for the session's connection, bounded
     ///   by the lease timeout) when the turn did not come in time.
     @inlinable
-    package func takeTurn() async throws -> Turn {
+    public func takeTurn() async throws -> Turn {
         let entry = entry
         let timeout = turnTimeout
         let permit = try await turn.acquire(waitingAtMost: timeout) {
@@ -79,7 +79,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
 
     /// Gives back the turn ``takeTurn()`` took: the next statement waiting runs.
     @inlinable
-    package func endTurn(_ taken: Turn) {
+    public func endTurn(_ taken: Turn) {
         turn.release(taken.permit)
     }
 
@@ -87,7 +87,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     ///
     /// - Throws: `ScopedError.scopeEnded` once the session has finished.
     @inlinable
-    package func current() throws -> Lease? {
+    public func current() throws -> Lease? {
         try state.withLock { state in
             guard !state.isFinished else { throw ScopedError.scopeEnded(entry: entry) }
             return state.lease
@@ -98,7 +98,7 @@ package final class SessionLease<Lease: Sendable>: Sendable {
     ///
     /// - Returns: `false` when the session finished first: the caller gives `lease` back.
     @inlinable
-    package func store(_ lease: Lease?) -> Bool {
+    public func store(_ lease: Lease?) -> Bool {
         state.withLock { state in
             guard !state.isFinished else { return false }
             state.lease = lease
@@ -108,17 +108,17 @@ package final class SessionLease<Lease: Sendable>: Sendable {
 
     /// Records that the transaction failed and cannot commit.
     @inlinable
-    package func markAborted() {
+    public func markAborted() {
         state.withLock { $0.isAborted = true }
     }
 
     /// Whether the session holds a lease now.
-    package var isActive: Bool { state.withLock { $0.lease != nil } }
+    public var isActive: Bool { state.withLock { $0.lease != nil } }
 
     /// Refuses every later statement, waits for the one in flight, and returns the lease to
     /// end, with whether the transaction failed.
     @inlinable
-    package func finish() async -> (lease: Lease?, isAborted: Bool) {
+    public func finish() async -> (lease: Lease?, isAborted: Bool) {
         _ = await turn.close()
         return state.withLock { state in
             defer {

@@ -201,7 +201,7 @@ final class FluentTestConnection: Sendable {
         }
         guard isFirst else { return }
         let turn = turn
-        _ = try? await AbandonableWork.run({ _ = await turn.close() }, abandoningAfter: turnTimeout) {
+        _ = try? await DeadlineWatchdog.shared.run({ _ = await turn.close() }, abandoningAfter: turnTimeout) {
             CancellationError()
         }
         try? await transaction.end(.cancelled)

@@ -38,7 +38,7 @@ struct ScopedDatabase: Database {
     /// driver belong to.
     var route: Route {
         let current = ScopedValues.current
-        let values = current.isInLifetimeScope ? current : madeIn
+        let values = current.isInScope ? current : madeIn
         if values.isInRequestScope { return .scope(values) }
         if let test = test(of: values) { return .test(test) }
         return .base
@@ -227,5 +227,5 @@ struct ScopedSQLDatabase: Database, SQLDatabase {
 extension ScopedValues {
     /// Whether queries made now belong to a request scope's transaction: inside a scope that
     /// owns scope services, other than a test's own scope (whose body is not a request).
-    var isInRequestScope: Bool { isInLifetimeScope && !isInTestsOwnScope }
+    var isInRequestScope: Bool { isInScope && !isOnTestsOwnRoot }
 }

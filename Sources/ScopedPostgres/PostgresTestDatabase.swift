@@ -73,7 +73,7 @@ public struct PostgresTestDatabase: TestDatabase {
                 // Waits for the test's sessions still running, then undoes everything they did.
                 // A session kept past the test (reported as work left running) holds the end for
                 // at most a statement's time.
-                _ = try? await AbandonableWork.run(
+                _ = try? await DeadlineWatchdog.shared.run(
                     { await transaction.close() },
                     abandoningAfter: configuration.statementTimeout
                 ) { CancellationError() }

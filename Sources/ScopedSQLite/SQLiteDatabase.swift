@@ -97,7 +97,7 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// The name of the database's writer thread, as the system shows it.
-    package var writerThreadName: String { writerThread.name }
+    var writerThreadName: String { writerThread.name }
 
     /// Stops the writer's thread of a database that was never closed.
     deinit {

@@ -45,7 +45,7 @@ public enum SQLiteDatabaseKey: ScopedServiceKey {
         // Only a test scope can hold a test's database; elsewhere it is not even read, so that
         // it is not among what a reload compares.
         let values = ScopedValues.current
-        if values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self] { return lent.database }
+        if values.isTestScope, let lent = values[SQLiteTestDatabaseKey.self] { return lent.database }
         return try await SQLiteDatabase.opening(configuredFor: name, in: values, fix: "on the application root")
     }
 
@@ -84,7 +84,7 @@ public enum SQLiteTenantDatabaseKey: ScopedServiceKey {
     ///   to the tenant's scopes as a `TenantUnavailableError`.
     public static func makeValue() async throws -> SQLiteDatabase {
         let values = ScopedValues.current
-        if values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self], let tenant = values.tenant {
+        if values.isTestScope, let lent = values[SQLiteTestDatabaseKey.self], let tenant = values.tenant {
             return try await lent.tenantDatabase(for: tenant)
         }
         return try await SQLiteDatabase.opening(
@@ -135,7 +135,7 @@ public enum SQLiteSessionKey: ScopedServiceKey {
         // A test's database, set in its scope, wins over the root's even where the root's
         // `sqliteDatabase` was built before the test's scope existed. A tenant's is its own.
         let database: SQLiteDatabase
-        if values.tenant == nil, values.isInTestScope, let lent = values[SQLiteTestDatabaseKey.self] {
+        if values.tenant == nil, values.isTestScope, let lent = values[SQLiteTestDatabaseKey.self] {
             database = lent.database
         } else {
             database = try await values.sqliteDatabase

@@ -39,7 +39,7 @@ public struct SQLiteTestDatabase: TestDatabase {
         // A session kept past the test (reported as work left running) holds the end for at
         // most a statement's time.
         let close = {
-            _ = try? await AbandonableWork.run(
+            _ = try? await DeadlineWatchdog.shared.run(
                 { await database.close() },
                 abandoningAfter: configuration.statementTimeout
             ) {

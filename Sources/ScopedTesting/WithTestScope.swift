@@ -53,8 +53,3 @@ nonisolated(nonsending) public func withTestScope<R>(
     await root.shutdown()
     return try result.get()
 }
-
-extension ScopedValues {
-    /// Whether these values belong to a test scope opened by `withTestScope` or the `.scoped` trait.
-    public var isTestScope: Bool { isInTestScope }
-}

@@ -183,7 +183,7 @@ public final class ScopeRoot: Sendable {
     @discardableResult
     public func shutdown(abandoningAfter timeout: Duration) async -> Bool {
         do {
-            try await AbandonableWork.run({ await self.shutdown() }, abandoningAfter: timeout) {
+            try await DeadlineWatchdog.shared.run({ await self.shutdown() }, abandoningAfter: timeout) {
                 ScopedError.timedOut(after: timeout)
             }
             return true

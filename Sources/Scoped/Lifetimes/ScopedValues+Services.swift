@@ -63,9 +63,12 @@ extension ScopedValues {
         return try await owner.service(link, make: make)
     }
 
-    /// Whether the innermost scope is one that owns ``ScopedLifetime/scope`` services (a request's
-    /// scope, or one opened with `withScope`), not a root or a tenant.
-    package var isInLifetimeScope: Bool { scope?.lifetime == .scope }
+    /// Whether these values belong to a scope that owns ``ScopedLifetime/scope`` services: one
+    /// opened with `withScope` or `openScope` (a request's, a job's, a test's), not a root or a
+    /// tenant, and not outside every root.
+    ///
+    /// What a database layer asks before it routes a statement to the scope's transaction.
+    public var isInScope: Bool { scope?.lifetime == .scope }
 
     /// The ``ScopedLifetime/scope`` service `key` names, without waiting: the innermost
     /// scope's (or what a test set), made with `make` now if that scope has not built it yet.
@@ -76,15 +79,18 @@ extension ScopedValues {
     ///
     /// - Returns: `nil` outside a scope that owns ``ScopedLifetime/scope`` services, and while
     ///   another task builds the service with ``service(_:)``.
+    /// - Parameters:
+    ///   - key: The service's key.
+    ///   - make: Makes the service, if the scope has not built it yet.
     /// - Throws: `ScopedError.scopeEnded(entry:)` once the scope has ended.
-    package func scopeServiceWithoutWaiting<K: ScopedServiceKey>(
+    public func scopeServiceWithoutWaiting<K: ScopedServiceKey>(
         _ key: K.Type,
         makingWith make: () -> K.Value
     ) throws -> K.Value? {
         if let storage = node.storage(for: ObjectIdentifier(key)) {
             return ScopeNodeBuffer.load(storage, as: K.Value.self)
         }
-        guard K.lifetime == .scope, isInLifetimeScope,
+        guard K.lifetime == .scope, isInScope,
             let box = try scope?.serviceMadeWithoutWaiting(key, make: { ValueBox(make()) })
         else { return nil }
         return ScopeNodeBuffer.load(box, as: K.Value.self)

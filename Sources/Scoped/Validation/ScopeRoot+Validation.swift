@@ -29,7 +29,7 @@ extension ScopeRoot {
         }
         let registry = context.registry
         // A test reads what it uses, and each read is checked as it builds.
-        let services = values.isInTestScope ? [] : registry.services
+        let services = values.isTestScope ? [] : registry.services
         for service in services where service.lifetime == .app {
             do {
                 try await service.resolve(values)

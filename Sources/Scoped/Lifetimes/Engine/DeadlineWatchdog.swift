@@ -1,10 +1,21 @@
 import Dispatch
 import Synchronization
 
-/// Ends work that runs past its deadline: a database statement, a service's close.
+/// Ends work that runs past its deadline: a database statement, a service's close, a wait for a
+/// connection.
 ///
 /// Work registers its deadline and how to end it (interrupt a statement, close a connection,
-/// stop waiting for a close); a timer fires every ``tick`` and ends what expired. A Dispatch
+/// stop waiting for a close); a timer fires every ``tick`` and ends what expired. The core bounds
+/// closes, shutdowns and handed-off work with it; database layers bound statements and waits for
+/// a connection with it (ScopedDatabase's `AsyncPool` and `SessionLease` are written on it), and
+/// so can a layer written outside this package:
+///
+/// ```swift
+/// let deadline = DeadlineWatchdog.shared.register(after: statementTimeout) { connection.interrupt() }
+/// defer { DeadlineWatchdog.shared.cancel(deadline) }
+/// return try await connection.run(statement)
+/// ```
+/// A Dispatch
 /// timer on a serial queue rather than a task: libdispatch runs a serial queue on an
 /// overcommitting thread, so a deadline fires even when every thread of Swift's cooperative pool
 /// is blocked in a statement, which is when it matters most; and registering one creates no
@@ -15,8 +26,7 @@ import Synchronization
 /// process whose roots and databases have all shut down has none); in between it only stops
 /// ticking. Nothing of the watchdog runs, and no Dispatch source of it exists, while no work
 /// has a deadline.
-@usableFromInline
-package final class DeadlineWatchdog: @unchecked Sendable {
+public final class DeadlineWatchdog: @unchecked Sendable {
     // `@unchecked Sendable`: the Dispatch timer is made, scheduled and cancelled only with
     // `state` locked; the rest is immutable.
     private struct Entry {
@@ -88,23 +98,22 @@ package final class DeadlineWatchdog: @unchecked Sendable {
         }
     }
 
-    /// The process's watchdog.
-    @usableFromInline
-    package static let shared = DeadlineWatchdog(tick: .milliseconds(20))
+    /// The process's watchdog, which every deadline of the library is registered on.
+    public static let shared = DeadlineWatchdog(tick: .milliseconds(20))
 
     /// How often the timer looks for expired deadlines while any is registered: a deadline is
     /// enforced at most this late.
-    let tick: Duration
+    public let tick: Duration
     /// How long the timer outlives the last deadline: longer than the gap between two requests
     /// of a server at rest, so a quiet server does not make one timer per request.
-    let idleGrace: Duration
+    public let idleGrace: Duration
     private let tickNanoseconds: Int64
     private let idleGraceNanoseconds: Int
     private let origin = NanosecondClock.nanoseconds()
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "Scoped deadlines")
 
-    package init(tick: Duration, idleGrace: Duration = .seconds(1)) {
+    init(tick: Duration, idleGrace: Duration = .seconds(1)) {
         self.tick = tick
         self.idleGrace = idleGrace
         tickNanoseconds = max(1, NanosecondClock.nanoseconds(tick))
@@ -118,8 +127,14 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     /// Calls `expire` on the watchdog's queue once `timeout` has passed, unless the returned
     /// deadline is cancelled first.
     ///
-    /// `expire` must end the work soon; it runs at most once, at most ``tick`` late.
-    package func register(after timeout: Duration, expire: @escaping @Sendable () -> Void) -> Deadline {
+    /// `expire` must end the work soon; it runs at most once, at most ``tick`` late. Registering
+    /// creates no task and no timer of its own: one timer serves every deadline.
+    ///
+    /// - Parameters:
+    ///   - timeout: How long from now the work may run.
+    ///   - expire: Ends the work; runs on the watchdog's queue, never on the cooperative pool.
+    /// - Returns: The deadline, to give to ``cancel(_:)`` once the work ends in time.
+    public func register(after timeout: Duration, expire: @escaping @Sendable () -> Void) -> Deadline {
         // The first tick at or after the deadline; a timeout too long for a word never expires.
         let (nanoseconds, overflow) = (NanosecondClock.nanoseconds() - origin)
             .addingReportingOverflow(NanosecondClock.nanoseconds(timeout))
@@ -142,14 +157,12 @@ package final class DeadlineWatchdog: @unchecked Sendable {
     /// Cancels `deadline`; returns `false` when it had expired already (its `expire` has run or
     /// is running).
     @discardableResult
-    @usableFromInline
-    package func cancel(_ deadline: Deadline) -> Bool {
+    public func cancel(_ deadline: Deadline) -> Bool {
         state.withLock { $0.entries.removeValue(forKey: deadline.id) != nil }
     }
 
-    /// A registered deadline.
-    @usableFromInline
-    package struct Deadline: Sendable {
+    /// A registered deadline, returned by ``register(after:expire:)``.
+    public struct Deadline: Sendable {
         fileprivate let id: UInt64
     }
 

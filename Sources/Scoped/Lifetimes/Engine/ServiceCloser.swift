@@ -21,7 +21,7 @@ enum ServiceCloser {
                 if !key.closeBoundsItself, let timeout = key.closeTimeout ?? registry.closeTimeout {
                     let entry = key.name
                     // Bounded: a close that does not return is abandoned, and the scope ends.
-                    try await AbandonableWork.run(
+                    try await DeadlineWatchdog.shared.run(
                         { try await Self.close(key, box, outcome: outcome, registry: registry) },
                         abandoningAfter: timeout
                     ) { ScopeCloseTimeoutError(entry: entry, timeout: timeout) }

@@ -1,26 +1,32 @@
 import Synchronization
 
-/// Work run in a task of its own so that its caller can stop waiting for it: a service's close
-/// bounded by a timeout, a bounded shutdown, and a test database's close whose driver may never
-/// answer. (Work handed off past a response runs in one task and ends at its deadline without
-/// this: see `handOff`.)
-package enum AbandonableWork {
+extension DeadlineWatchdog {
     /// Runs `operation` in a task of its own and returns when it ends; or, once it has run for
-    /// `timeout` (enforced at most ``DeadlineWatchdog/tick`` late), cancels it and throws
-    /// `timeoutError()` without waiting for it to notice.
+    /// `timeout` (enforced at most ``tick`` late), cancels it and throws `timeoutError()` without
+    /// waiting for it to notice.
+    ///
+    /// For work its caller must be able to stop waiting for: a service's close bounded by a
+    /// timeout, a bounded shutdown, a test database's close whose driver may never answer. (Work
+    /// handed off past a response runs in one task and ends at its deadline without this: see
+    /// ``handOff(timeout:fileID:line:operation:)``.)
     ///
     /// Work that ignores cancellation cannot hold its caller (a scope, a shutdown) past its
     /// timeout. Cancelling the calling task cancels the operation. The operation's task
     /// inherits the caller's task-locals, so it runs in the caller's scope.
     ///
-    /// - Throws: what `operation` throws when it ends first; `timeoutError()` when the
-    ///   timeout passes first.
-    ///
     /// Never inlined: its `Race` state holds a resilient `CheckedContinuation`, a buffer that an
     /// async caller which inlined it would allocate from its task on every call, also when the
     /// call takes another path (a scope's end whose services bound their own closes).
+    ///
+    /// - Parameters:
+    ///   - operation: The work.
+    ///   - timeout: How long to wait for it.
+    ///   - timeoutError: What to throw when `timeout` passes first.
+    /// - Returns: What `operation` returns.
+    /// - Throws: What `operation` throws when it ends first; `timeoutError()` when the timeout
+    ///   passes first.
     @inline(never)
-    package static func run<R: Sendable>(
+    public func run<R: Sendable>(
         _ operation: @escaping @Sendable () async throws -> R,
         abandoningAfter timeout: Duration,
         timeoutError: @escaping @Sendable () -> any Error
@@ -39,10 +45,10 @@ package enum AbandonableWork {
                 race.setWork(work)
                 // The watchdog's timer, not a timer task: a request's bounded close creates one
                 // task, not two, and wakes nothing when the work ends in time.
-                let deadline = DeadlineWatchdog.shared.register(after: timeout) {
+                let deadline = register(after: timeout) {
                     if race.finish(.failure(timeoutError())) { work.cancel() }
                 }
-                race.onFinish { DeadlineWatchdog.shared.cancel(deadline) }
+                race.onFinish { [self] in cancel(deadline) }
             }
         } onCancel: {
             race.cancelWork()
