@@ -39,9 +39,7 @@ nonisolated(nonsending) public func withTestScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
     operation: () async throws -> R
 ) async throws -> R {
-    let openWork = OpenWorkTracker()
-    let observer = DefaultReadObserver(onLiveDefaultRead: liveDefaultRecorder(), openWork: openWork)
-    let root = ScopeRoot(registry: ScopeRegistry(observer: observer, isTestRoot: true)) { _ in }
+    let root = ScopeRoot.testRoot(onLiveDefaultRead: liveDefaultRecorder())
     let result: Result<R, any Error>
     do {
         result = .success(try await root.withScope(tenant: tenant, update, operation: operation))
@@ -49,7 +47,7 @@ nonisolated(nonsending) public func withTestScope<R>(
         result = .failure(error)
     }
     let record = leftRunningRecorder()
-    for work in await openWork.stillOpen(after: .seconds(5)) { record(work) }
+    for work in await root.workStillOpen(after: .seconds(5)) { record(work) }
     await root.shutdown()
     return try result.get()
 }

@@ -104,7 +104,7 @@ public final class ScopeRoot: Sendable {
     }
 
     /// Creates a root on an explicit registry; test roots pass one with a test observer.
-    package init(
+    init(
         registry: ScopeRegistry,
         base: ScopedValues = ScopedValues(),
         configure: (inout ScopedValues) throws -> Void

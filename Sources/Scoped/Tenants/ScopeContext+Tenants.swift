@@ -24,12 +24,21 @@ extension ScopeContext {
 }
 
 extension ScopedValues {
-    /// Runs `operation` in a new scope of `tenant`, on the root of these values' scope: what a
-    /// test scope opened for a tenant inside a suite's runs in.
+    /// Runs `operation` in a new scope of `tenant` on the root of these values' scope; the tenant,
+    /// if it is not open yet, starts from these values rather than the root's.
     ///
-    /// The tenant, if it is not open, starts from these values rather than the root's: a test's
-    /// tenant keeps what its suite set (its mocks, its database).
-    package func withTenantScope<R>(
+    /// What ScopedTesting's `.scoped(tenant:)` trait runs a test in when its suite's scope is
+    /// current: the test's tenant keeps what the suite set (its mocks, its database). An
+    /// application opens a tenant's scope on its root, with `ScopeRoot.withScope(tenant:_:operation:)`.
+    ///
+    /// - Parameters:
+    ///   - tenant: The tenant whose scope to open.
+    ///   - update: Changes the new scope's values.
+    ///   - operation: Runs in the new scope.
+    /// - Returns: What `operation` returns.
+    /// - Throws: ``ScopedError/scopeEnded(entry:)`` outside every root; what opening the tenant
+    ///   or `update` throws, and then `operation` does not run; what `operation` throws.
+    public func withTenantScope<R>(
         _ tenant: TenantID,
         _ update: (inout ScopedValues) throws -> Void,
         operation: () async throws -> R

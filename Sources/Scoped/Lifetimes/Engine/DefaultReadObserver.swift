@@ -6,18 +6,18 @@
 /// records what it reads (``InputRecording``). Normal scopes have none, so a read pays one
 /// `nil` check.
 @usableFromInline
-package final class DefaultReadObserver: Sendable {
+final class DefaultReadObserver: Sendable {
     private let onLiveDefaultRead: (@Sendable (_ entry: String) -> Void)?
     private let onDefaultRead: (@Sendable (_ key: Any.Type) -> Void)?
     /// The scopes open on the test's roots; only test roots have it.
-    package let openWork: OpenWorkTracker?
+    let openWork: OpenWorkTracker?
     /// Answers, and records, every read of a construction's empty node from the root's values.
     let recording: InputRecording?
 
     /// An observer for test roots: `onLiveDefaultRead` is told the name of each live-only entry
     /// read without an override, and the read returns the key's `testValue`; `openWork` is told
     /// each scope that opens and closes on the test's roots.
-    package init(
+    init(
         onLiveDefaultRead: @escaping @Sendable (_ entry: String) -> Void,
         openWork: OpenWorkTracker? = nil
     ) {
@@ -28,7 +28,7 @@ package final class DefaultReadObserver: Sendable {
     }
 
     /// An observer told the key type of every read that falls back to a default.
-    package init(onDefaultRead: @escaping @Sendable (_ key: Any.Type) -> Void) {
+    init(onDefaultRead: @escaping @Sendable (_ key: Any.Type) -> Void) {
         self.onLiveDefaultRead = nil
         self.onDefaultRead = onDefaultRead
         self.openWork = nil

@@ -5,7 +5,7 @@ import Synchronization
 /// shares it.
 ///
 /// Outside tests no root has one, and opening or closing a scope pays one `nil` check.
-package final class OpenWorkTracker: Sendable {
+final class OpenWorkTracker: Sendable {
     private struct Open {
         let values: ScopedValues
         let label: String?
@@ -13,7 +13,7 @@ package final class OpenWorkTracker: Sendable {
 
     private let open = Mutex<[ObjectIdentifier: Open]>([:])
 
-    package init() {}
+    init() {}
 
     /// Records `context` open, with the values it was opened with and, for handed-off work,
     /// where it was handed off.
@@ -31,7 +31,7 @@ package final class OpenWorkTracker: Sendable {
     /// Only time in which the process ran counts towards `grace`: a wait of 10 ms that took far
     /// longer (every thread of the cooperative pool blocked by other tests' synchronous work)
     /// counts as 50 ms, so that work which could not run is not reported for it.
-    package func stillOpen(after grace: Duration) async -> [String] {
+    func stillOpen(after grace: Duration) async -> [String] {
         let clock = ContinuousClock()
         var waited = Duration.zero
         while open.withLock({ !$0.isEmpty }) && waited < grace {

@@ -2,9 +2,9 @@ import Logging
 
 /// What an application root knows about its services, requirements and variants; shared by
 /// every scope opened on it.
-package final class ScopeRegistry: Sendable {
+final class ScopeRegistry: Sendable {
     /// A service registered for validation and diagnostics.
-    package struct Service: Sendable {
+    struct Service: Sendable {
         let key: any ScopedServiceKey.Type
         let id: ObjectIdentifier
         let name: String
@@ -23,7 +23,7 @@ package final class ScopeRegistry: Sendable {
     }
 
     /// A type-keyed object every scope must have.
-    package struct Requirement: Sendable {
+    struct Requirement: Sendable {
         let name: String
         let isSatisfied: @Sendable (ScopedValues) -> Bool
 
@@ -33,25 +33,25 @@ package final class ScopeRegistry: Sendable {
         }
     }
 
-    package let services: [Service]
-    package let requirements: [Requirement]
-    package let variants: ScopedVariants
-    package let onCloseError: @Sendable (ScopeCloseError) -> Void
+    let services: [Service]
+    let requirements: [Requirement]
+    let variants: ScopedVariants
+    let onCloseError: @Sendable (ScopeCloseError) -> Void
     /// How long a service's close may run before it is abandoned, for keys that do not say;
     /// `nil` waits for every close.
-    package let closeTimeout: Duration?
+    let closeTimeout: Duration?
     /// How the root keeps its tenants.
-    package let tenancy: Tenancy
+    let tenancy: Tenancy
     /// Set on a test root: told when a test reads a live-only entry it did not override.
-    package let observer: DefaultReadObserver?
+    let observer: DefaultReadObserver?
     /// Whether this is a test's own root, made by `withTestScope`; roots made inside a test
     /// share its observer but are not test roots.
-    package let isTestRoot: Bool
+    let isTestRoot: Bool
     /// What the root reports its scopes and services to; empty when nothing is installed, so
     /// that reporting costs an emptiness check.
     let observers: RootObservers
 
-    package init(
+    init(
         services: [Service] = [],
         requirements: [Requirement] = [],
         variants: ScopedVariants = ScopedVariants(),
