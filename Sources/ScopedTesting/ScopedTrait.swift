@@ -64,9 +64,12 @@ public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
         let current = ScopedValues.current
         switch (current.isTestScope, tenant) {
         case (true, let tenant?) where current.tenant != tenant:
-            // A test's tenant inside a suite's scope: a scope of that tenant on the suite's
-            // test root, with the suite's changes to the test scope over the tenant's values.
-            try await current.withTenantScope(tenant, update) { try await function() }
+            // A test's tenant inside a suite's scope: a scope of that tenant on the suite's test
+            // root, whose tenant starts from the suite's values (`ScopeRoot.testRoot`).
+            guard let root = TestRoot.current else {
+                return try await withTestScope(tenant: tenant, update) { try await function() }
+            }
+            try await root.withScope(tenant: tenant, update) { try await function() }
         case (true, _):
             try await withScopedValues(update) { try await function() }
         case (false, _):

@@ -42,7 +42,11 @@ nonisolated(nonsending) public func withTestScope<R>(
     let root = ScopeRoot.testRoot(onLiveDefaultRead: liveDefaultRecorder())
     let result: Result<R, any Error>
     do {
-        result = .success(try await root.withScope(tenant: tenant, update, operation: operation))
+        result = .success(
+            try await TestRoot.$current.withValue(root) {
+                try await root.withScope(tenant: tenant, update, operation: operation)
+            }
+        )
     } catch {
         result = .failure(error)
     }
@@ -50,4 +54,10 @@ nonisolated(nonsending) public func withTestScope<R>(
     for work in await root.workStillOpen(after: .seconds(5)) { record(work) }
     await root.shutdown()
     return try result.get()
+}
+
+/// The root of the test scope the calling task runs in, for a test of a suite to open its own
+/// tenant's scope on its suite's root.
+enum TestRoot {
+    @TaskLocal static var current: ScopeRoot?
 }

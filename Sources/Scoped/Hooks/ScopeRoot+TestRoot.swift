@@ -13,6 +13,10 @@ extension ScopeRoot {
     ///   ``ScopedValues/isOnTestsOwnRoot`` in the test root's own;
     /// - ``workStillOpen(after:)`` names the scopes still open on any of them.
     ///
+    /// And a tenant not open yet that a test root opens from one of its own scopes (a suite's,
+    /// with ``withScope(tenant:_:operation:)``) starts from that scope's values rather than the
+    /// root's: a test's tenant keeps what its suite set, its mocks and its database.
+    ///
     /// ```swift
     /// let root = ScopeRoot.testRoot { entry in Issue.record("\(entry) read its live default") }
     /// try await root.withScope { try await test() }

@@ -22,28 +22,3 @@ extension ScopeContext {
         return try opened.values.openChildScope(of: opened.context, update, countedInTenant: true)
     }
 }
-
-extension ScopedValues {
-    /// Runs `operation` in a new scope of `tenant` on the root of these values' scope; the tenant,
-    /// if it is not open yet, starts from these values rather than the root's.
-    ///
-    /// What ScopedTesting's `.scoped(tenant:)` trait runs a test in when its suite's scope is
-    /// current: the test's tenant keeps what the suite set (its mocks, its database). An
-    /// application opens a tenant's scope on its root, with `ScopeRoot.withScope(tenant:_:operation:)`.
-    ///
-    /// - Parameters:
-    ///   - tenant: The tenant whose scope to open.
-    ///   - update: Changes the new scope's values.
-    ///   - operation: Runs in the new scope.
-    /// - Returns: What `operation` returns.
-    /// - Throws: ``ScopedError/scopeEnded(entry:)`` outside every root; what opening the tenant
-    ///   or `update` throws, and then `operation` does not run; what `operation` throws.
-    public func withTenantScope<R>(
-        _ tenant: TenantID,
-        _ update: (inout ScopedValues) throws -> Void,
-        operation: () async throws -> R
-    ) async throws -> R {
-        let (values, context) = try parentScope().openTenantScope(tenant, update, base: self)
-        return try await runInOpenScope(values, context, operation: operation)
-    }
-}

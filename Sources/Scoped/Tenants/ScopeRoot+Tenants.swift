@@ -36,12 +36,18 @@ extension ScopeRoot {
     }
 
     /// Opens a scope of `tenant`, counted open on the tenant and on this root.
+    ///
+    /// On a test root, a tenant not open yet that is opened from one of the root's own scopes (a
+    /// suite's scope) starts from that scope's values.
     @usableFromInline
     func openTenantScope(
         _ tenant: TenantID,
         _ update: (inout ScopedValues) throws -> Void
     ) throws -> (values: ScopedValues, context: ScopeContext) {
-        try context.openTenantScope(tenant, update)
+        guard context.registry.isTestRoot else { return try context.openTenantScope(tenant, update) }
+        let current = ScopedValues.current
+        let opener = current.scope.flatMap { $0.root === context ? current : nil }
+        return try context.openTenantScope(tenant, update, base: opener)
     }
 
     /// Evicts the tenant `tenant` now, and returns once its services have closed.
