@@ -252,6 +252,7 @@ let package = Package(
             name: "MovieCatalog",
             dependencies: [
                 "Scoped",
+                "ScopedDiagnostics",
                 "ScopedReload",
                 "ScopedDatabase",
                 "ScopedSQLite",
@@ -429,7 +430,16 @@ let package = Package(
         ),
         .testTarget(
             name: "ScopedSQLiteTests",
-            dependencies: ["ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport"]
+            dependencies: [
+                "ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport",
+                // Run as a process of its own, to show that nothing of the library outlives a root.
+                "LibraryOwnershipProbe",
+            ]
+        ),
+        .executableTarget(
+            name: "LibraryOwnershipProbe",
+            dependencies: ["Scoped", "ScopedSQLite"],
+            path: "Tests/LibraryOwnershipProbe"
         ),
         .testTarget(
             name: "ScopedServiceLifecycleTests",

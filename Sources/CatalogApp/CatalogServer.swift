@@ -58,7 +58,6 @@ package enum CatalogServer {
         return try ScopeRoot(
             startingFrom: base,
             services: services,
-            variants: variants,
             // A close that fails or runs past its timeout cannot be thrown to a request that has
             // been answered: it is logged, with the service's name.
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
@@ -69,6 +68,8 @@ package enum CatalogServer {
             // for a reload to carry over those whose configuration did not change.
             observers: [instrumentation ?? .bootstrapped, DependencyGraphRecorder(), ReloadRecorder()]
         ) { values in
+            // The named variants configuration may select, at the root and per request.
+            values.variants = variants
             switch configuration.databaseKind {
             case .sqlite: values.sqliteConfiguration = configuration.database
             case .postgres: values.postgresConfiguration = configuration.postgres

@@ -1,11 +1,11 @@
 // Naming in this module:
 // - `Scoped…` names what a user declares, reads or provides: `ScopedKey`, `ScopedValues`,
-//   `ScopedServiceKey`, `ScopedLifetime`, `ScopedVariants`, `ScopedError`, the `@Scoped`
+//   `ScopedServiceKey`, `ScopedLifetime`, `ScopedError`, the `@Scoped`
 //   property wrapper and `withScopedValues`.
 // - `Scope…` names a scope itself and what happens to one: `ScopeRoot`, `ScopeOutcome`,
-//   `ScopeCloseError`, `ScopeDescription`, `ScopeProblem`, `withScope`; and the engine's
-//   `ScopeContext`, `ScopeRegistry` and `ScopeNode`.
-// - `Entry…` names what diagnostics say about one entry: `EntryKind`, `EntryOrigin`.
+//   `ScopeCloseError`, `ScopeProblem`, `withScope`; and the engine's `ScopeContext`,
+//   `ScopeRegistry` and `ScopeNode`.
+// - `Entry…` names what the storage says about one entry: `EntryKind`.
 // - `DeadlineWatchdog` is the adapter and database kit's one timer: it ends work past its
 //   deadline, for the core's closes and hand-offs and for the database layers' statements.
 

@@ -54,10 +54,6 @@ public struct ScopedValues: Sendable {
         @inlinable get { withCurrent { $0 } }
     }
 
-    /// How many scopes were opened below the root to reach this one.
-    @inlinable
-    var depth: Int { node.depth }
-
     /// The current values when the calling task runs in a test scope, and defaults otherwise:
     /// what a root starts from when its creator does not say.
     static var testScopeOrDefaults: ScopedValues {
@@ -86,10 +82,6 @@ public struct ScopedValues: Sendable {
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
     var scope: ScopeContext? { node.scope }
-
-    /// The origin stamped on values set through this copy.
-    @inlinable
-    var origin: EntryOrigin { node.stampedOrigin ?? (depth == 0 ? .root : .override(depth: depth)) }
 
     /// Reads or sets the value of the entry `key`.
     ///

@@ -59,7 +59,7 @@ nonisolated(nonsending) public func withScopedValues<R>(
 
 extension ScopedValues {
     /// The values of a child scope of these: one level deeper, in `scope` (or in this scope),
-    /// stamping the values set through them as overrides at that depth.
+    /// marking the values set through them as set at that depth.
     @inlinable
     func child(scope: ScopeContext? = nil) -> ScopedValues {
         ScopedValues(node: node.child(scope: scope ?? node.scope))

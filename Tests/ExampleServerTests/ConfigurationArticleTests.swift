@@ -4,6 +4,7 @@ import Logging
 import HummingbirdTesting
 import MovieCatalog
 import Scoped
+import ScopedDiagnostics
 import ScopedHummingbird
 import ScopedSQLite
 import ScopedTestSupport
@@ -22,7 +23,8 @@ struct ConfigurationArticleTests {
         variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
         // SNIPPET-END
         // SNIPPET-BEGIN
-        let root = try ScopeRoot(variants: variants) { values in
+        let root = try ScopeRoot { values in
+            values.variants = variants
             values.sqliteConfiguration = configuration.database
             try values.selectVariant(configuration.repositoryVariant, of: "movieRepository")
         }

@@ -1,3 +1,4 @@
+import MovieCatalog
 import Scoped
 import ScopedDiagnostics
 import ScopedSQLite
@@ -19,6 +20,39 @@ struct DiagnosticsArticleTests {
         print(graph.dot)  // dot -Tpng -o graph.png
         graph.dependents(of: "sqliteDatabase")  // ["sqliteSession"]
         // SNIPPET-END
+    }
+
+    private func selectingAVariant() throws -> ScopeRoot {
+        // SNIPPET-BEGIN
+        var variants = ScopedVariants()
+        variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
+        variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
+        let root = try ScopeRoot {
+            $0.variants = variants
+            try $0.selectVariant("sqlite", of: "movieRepository")
+        }
+        // SNIPPET-END
+        return root
+    }
+
+    @Test func describeNamesTheVariantThatSetAnEntryAndWhereItWasSelected() async throws {
+        let root = try selectingAVariant()
+        let (atRoot, perRequest) = try await root.withScope {
+            let atRoot = ScopedValues.current.describe()
+            let perRequest = try await withScope({ try $0.selectVariant("fixture", of: "movieRepository") }) {
+                ScopedValues.current.describe()
+            }
+            return (atRoot, perRequest)
+        }
+        let fromRoot = try #require(atRoot.entries.first { $0.name == "movieRepository" })
+        #expect(fromRoot.origin == .configuration)
+        #expect(fromRoot.variant == "sqlite")
+        let fromRequest = try #require(perRequest.entries.first { $0.name == "movieRepository" })
+        #expect(fromRequest.origin == .override(depth: 2))
+        #expect(fromRequest.variant == "fixture")
+        // The variants' own bookkeeping is not described as entries.
+        #expect(!atRoot.entries.contains { $0.name == "variants" || $0.name == "selectedVariants" })
+        await root.shutdown()
     }
 
     @Test func everySnippetOfTheArticleIsHere() throws {

@@ -35,7 +35,8 @@ struct ScopesAndLifetimesArticle {
 
     // SNIPPET-BEGIN
     func buildApplication(configuration: AppConfiguration, logger: Logger) throws -> some ApplicationProtocol {
-        let root = try ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self], variants: variants) {
+        let root = try ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+            $0.variants = variants
             $0.sqliteConfiguration = configuration.database
             try $0.selectVariant(configuration.movieRepository, of: "movieRepository")
         }

@@ -189,16 +189,6 @@ func validatingAtStartUp(root: ScopeRoot, logger: Logger) async {
     // SNIPPET-END
 }
 
-func choosingVariants() throws -> ScopeRoot {
-    // SNIPPET-BEGIN
-    var variants = ScopedVariants()
-    variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
-    variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
-    let root = try ScopeRoot(variants: variants) { try $0.selectVariant("sqlite", of: "movieRepository") }
-    // SNIPPET-END
-    return root
-}
-
 func openingAScopeByHand(
     root: ScopeRoot,
     id: String,
@@ -370,13 +360,6 @@ struct CoreSnippetTests {
             carryingValuesIntoDetachedWork(audit: audit)
         }
         #expect(await eventually(within: .seconds(5)) { audit.recorded.withLock { $0 } == ["© Carried"] })
-    }
-
-    @Test func theVariantSnippetSelectsSQLite() async throws {
-        let root = try choosingVariants()
-        let title = try await root.withScope { try await ScopedValues.current.movieRepository.title(of: 1) }
-        #expect(title == "from SQLite")
-        await root.shutdown()
     }
 
     @Test func aForgedRequestIDIsReplacedAndAValidOneKept() async throws {

@@ -150,7 +150,7 @@ struct GettingStartedArticleTests {
     @Test func anEntryDeclaredWithoutTheMacroIsReadAndOverriddenAsAnyOther() {
         #expect(ScopedValues.current.themeColor == "blue")
         let (inside, names) = withScopedValues({ $0.themeColor = "red" }) {
-            (ScopedValues.current.themeColor, ScopedValues.current.describe().entries.map(\.name))
+            (ScopedValues.current.themeColor, ScopedValues.current.storedEntries.map(\.name))
         }
         #expect(inside == "red")
         #expect(names.contains("themeColor"))

@@ -1,4 +1,5 @@
 @testable import Scoped
+import ScopedDiagnostics
 import Testing
 
 private struct ThemeColorKey: ScopedKey {

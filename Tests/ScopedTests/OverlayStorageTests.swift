@@ -1,4 +1,5 @@
 @testable import Scoped
+import ScopedDiagnostics
 import Testing
 
 /// Many distinct keys, to fill a root with dozens of entries.

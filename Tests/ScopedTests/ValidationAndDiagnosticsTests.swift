@@ -1,5 +1,6 @@
 import Foundation
 @testable import Scoped
+import ScopedDiagnostics
 import ScopedReload
 import Testing
 
@@ -60,7 +61,8 @@ struct DiagnosticsTests {
         let probe = LifetimeProbe()
         var variants = ScopedVariants()
         variants.register("mock", of: \.titles) { MockTitles(titles: [:]) }
-        let root = try ScopeRoot(services: [AppClockKey.self, SessionKey.self], variants: variants) {
+        let root = try ScopeRoot(services: [AppClockKey.self, SessionKey.self]) {
+            $0.variants = variants
             $0.probe = probe
             try $0.selectVariant("mock", of: "titles")
             $0.set(Library(name: "main"))
@@ -111,7 +113,10 @@ struct VariantTests {
     }
 
     @Test func rootAndScopeSelectVariantsByName() async throws {
-        let root = try ScopeRoot(variants: makeVariants()) { try $0.selectVariant("production", of: "titles") }
+        let root = try ScopeRoot {
+            $0.variants = makeVariants()
+            try $0.selectVariant("production", of: "titles")
+        }
         let atRoot = try await root.withScope { ScopedValues.current.titles.title(id: 1) }
         let perScope = try await root.withScope({ try $0.selectVariant("fixture", of: "titles") }) {
             ScopedValues.current.titles.title(id: 1)
@@ -122,7 +127,10 @@ struct VariantTests {
 
     @Test func unknownVariantIsAnErrorListingTheKnownOnes() throws {
         let error = try #require(throws: ScopedError.self) {
-            try ScopeRoot(variants: makeVariants()) { try $0.selectVariant("postgres", of: "titles") }
+            try ScopeRoot {
+                $0.variants = makeVariants()
+                try $0.selectVariant("postgres", of: "titles")
+            }
         }
         #expect(error == .unknownVariant(entry: "titles", variant: "postgres", known: ["fixture", "production"]))
         #expect(error.description.contains("Known variants: fixture, production"))
@@ -154,11 +162,14 @@ struct ReloadTests {
     }
 }
 
-struct VariantStampTests {
-    @Test func onlyWhatAVariantSetsIsStampedWithIt() async throws {
+struct VariantAttributionTests {
+    @Test func onlyWhatAVariantSetsIsAttributedToIt() async throws {
         var variants = ScopedVariants()
         variants.register("fixture", of: \.titles) { MockTitles(titles: [1: "Toy Story"]) }
-        let root = ScopeRoot(variants: variants) { $0.copyright = "© Root" }
+        let root = ScopeRoot {
+            $0.variants = variants
+            $0.copyright = "© Root"
+        }
         var keptBeforeTheVariant: ScopedValues?
         let description = try await root.withScope({
             $0.requestID = "before"
@@ -176,7 +187,7 @@ struct VariantStampTests {
         #expect(byName["copyright"]?.origin == .override(depth: 1))
 
         // The copy kept before the variant was applied shares nothing with it, and what is
-        // set through it later is not stamped either.
+        // set through it later is not attributed to it either.
         var kept = try #require(keptBeforeTheVariant)
         kept.requestID = "kept"
         let keptByName = Dictionary(uniqueKeysWithValues: kept.describe().entries.map { ($0.name, $0) })
@@ -185,10 +196,26 @@ struct VariantStampTests {
         #expect(kept.titles.title(id: 1) == "production 1")
     }
 
-    @Test func aVariantAppliedToAFullNodeStampsWhatItSetsIntoTheGrownCopy() async throws {
+    @Test func anEntrySetAgainBelowTheScopeThatSelectedItsVariantIsNoLongerTheVariants() async throws {
         var variants = ScopedVariants()
         variants.register("fixture", of: \.titles) { MockTitles(titles: [1: "Toy Story"]) }
-        let root = ScopeRoot(variants: variants)
+        let root = try ScopeRoot {
+            $0.variants = variants
+            try $0.selectVariant("fixture", of: "titles")
+        }
+        let description = try await root.withScope({ $0.titles = ProductionTitles() }) {
+            ScopedValues.current.describe()
+        }
+        let titles = try #require(description.entries.first { $0.name == "titles" })
+        #expect(titles.variant == nil)
+        #expect(titles.origin == .override(depth: 1))
+        await root.shutdown()
+    }
+
+    @Test func aVariantAppliedToAFullNodeIsAttributedInTheGrownCopy() async throws {
+        var variants = ScopedVariants()
+        variants.register("fixture", of: \.titles) { MockTitles(titles: [1: "Toy Story"]) }
+        let root = ScopeRoot { $0.variants = variants }
         let description = try await root.withScope({
             // A request scope's node has room for 4 entries: the variant's write grows it.
             $0.requestID = "r"

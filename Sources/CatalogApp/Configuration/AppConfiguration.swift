@@ -7,6 +7,7 @@ import HummingbirdCore
 package import Logging
 import NIOCore
 import Scoped
+import ScopedDiagnostics
 import ScopedPostgres
 import ScopedSQLite
 import SystemPackage

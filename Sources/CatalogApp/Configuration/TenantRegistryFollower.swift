@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import MovieCatalog
 import Scoped
+import ScopedDiagnostics
 import ScopedReload
 import ScopedPostgres
 import ScopedSQLite

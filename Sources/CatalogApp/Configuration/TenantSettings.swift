@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import MovieCatalog
 import Scoped
+import ScopedDiagnostics
 import ScopedSQLite
 
 /// The `tenants` section: where each tenant's SQLite file goes, how many tenants stay open and

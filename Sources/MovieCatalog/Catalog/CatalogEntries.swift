@@ -1,4 +1,5 @@
 package import Scoped
+package import ScopedDiagnostics
 
 extension ScopedValues {
     /// The catalog's repository: SQLite in production, swapped for memory in tests and by the `fixture` variant.

@@ -23,12 +23,11 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root that sets no values of its own.
     ///
-    /// See ``init(startingFrom:services:requirements:variants:onCloseError:closeTimeout:tenancy:observers:configure:)`` for
+    /// See ``init(startingFrom:services:requirements:onCloseError:closeTimeout:tenancy:observers:configure:)`` for
     /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
-        variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
         tenancy: Tenancy = Tenancy(),
@@ -37,7 +36,6 @@ public final class ScopeRoot: Sendable {
         self.init(
             services: services,
             requirements: requirements,
-            variants: variants,
             onCloseError: onCloseError,
             closeTimeout: closeTimeout,
             tenancy: tenancy,
@@ -61,7 +59,6 @@ public final class ScopeRoot: Sendable {
     ///     diagnostics list them. Unlisted services still work.
     ///   - requirements: types of objects every scope must have (set on the root or when a
     ///     scope opens); ``validate(scope:)`` reports each one missing.
-    ///   - variants: named variants of entries that the root or a scope can select by name.
     ///   - onCloseError: receives close failures that cannot be thrown, because the scope's
     ///     operation threw its own error, or because the scope had already ended; by default
     ///     they are logged at `error` level with the label `Scoped`, through swift-log.
@@ -79,7 +76,6 @@ public final class ScopeRoot: Sendable {
         startingFrom base: ScopedValues? = nil,
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
-        variants: ScopedVariants = ScopedVariants(),
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
         tenancy: Tenancy = Tenancy(),
@@ -91,7 +87,6 @@ public final class ScopeRoot: Sendable {
             registry: ScopeRegistry(
                 services: services.map { ScopeRegistry.Service($0) },
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
-                variants: variants,
                 onCloseError: onCloseError ?? ScopeRegistry.logCloseError,
                 closeTimeout: closeTimeout,
                 tenancy: tenancy,

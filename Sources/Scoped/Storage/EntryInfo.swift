@@ -1,26 +1,23 @@
-/// What diagnostics know of an entry beyond its key and its value's type, packed in one word.
+/// What the storage knows of an entry beyond its key and its value's type, packed in one word.
 ///
-/// Why a word: it lives in every slot of every node, and copying a node's overlay copies it. A
-/// plain struct with the variant's name made a slot twice as large and a `withScopedValues`
-/// with two overrides 35–50% slower (BENCHMARKS.md, session 22).
-/// The key type and the value's type are kept by the slot and its box. ``StoredEntry`` is the
-/// unpacked form, made only when a scope is described.
+/// Why a word: it lives in every slot of every node, and copying a node's overlay copies it.
+/// The key type and the value's type are kept by the slot and its box;
+/// ``ScopedValues/StoredEntry`` is the unpacked form, made only when a scope's entries are listed.
 ///
-/// Layout, from the low bits: kind (2), lifetime (2: none, app, scope, tenant), origin (2: default,
-/// root, configuration, override), variant (26: a ``VariantNames`` index, 0 for none), and
-/// the override's depth (32).
+/// Layout, from the low bits: kind (2), lifetime (2: none, app, scope, tenant), and the depth of
+/// the node that set the entry (32).
 @usableFromInline
 struct EntryInfo: Sendable {
     @usableFromInline
     var bits: UInt64
 
     /// The info of an empty slot.
-    static var none: EntryInfo { EntryInfo(kind: .value, lifetime: nil, origin: .default, variant: 0) }
+    static var none: EntryInfo { EntryInfo(kind: .value, lifetime: nil, depth: 0) }
 
-    /// The info of an entry of `kind` set with `origin`; `lifetime` only for services provided
-    /// from outside, `variant` only while a variant is applied.
+    /// The info of an entry of `kind` set at `depth`; `lifetime` only for services provided
+    /// from outside.
     @inlinable
-    init(kind: EntryKind, lifetime: ScopedLifetime?, origin: EntryOrigin, variant: UInt32) {
+    init(kind: EntryKind, lifetime: ScopedLifetime?, depth: Int) {
         let kindBits: UInt64 =
             switch kind {
             case .value: 0
@@ -34,14 +31,7 @@ struct EntryInfo: Sendable {
             case .scope: 2
             case .tenant: 3
             }
-        let (originBits, depth): (UInt64, UInt64) =
-            switch origin {
-            case .default: (0, 0)
-            case .root: (1, 0)
-            case .configuration: (2, 0)
-            case .override(let depth): (3, UInt64(UInt32(truncatingIfNeeded: depth)))
-            }
-        bits = kindBits | lifetimeBits << 2 | originBits << 4 | UInt64(variant & 0x3FF_FFFF) << 6 | depth << 32
+        bits = kindBits | lifetimeBits << 2 | UInt64(UInt32(truncatingIfNeeded: depth)) << 32
     }
 
     /// What kind of entry holds the value.
@@ -63,16 +53,6 @@ struct EntryInfo: Sendable {
         }
     }
 
-    /// Where the value came from.
-    var origin: EntryOrigin {
-        switch bits >> 4 & 0b11 {
-        case 0: .default
-        case 1: .root
-        case 2: .configuration
-        default: .override(depth: Int(bits >> 32))
-        }
-    }
-
-    /// The ``VariantNames`` index of the variant that set the value, or 0.
-    var variant: UInt32 { UInt32(truncatingIfNeeded: bits >> 6) & 0x3FF_FFFF }
+    /// The depth of the node that set the entry: 0 for the root.
+    var depth: Int { Int(bits >> 32) }
 }

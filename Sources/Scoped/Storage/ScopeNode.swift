@@ -34,24 +34,6 @@ struct ScopeNode: Sendable {
     var scope: ScopeContext? { buffer.scope }
     @inlinable
     var observer: DefaultReadObserver? { buffer.observer }
-    var entries: [StoredEntry] { buffer.entries }
-
-    /// The origin stamped on values set into this node while a variant is applied, when not
-    /// the one its depth implies; `nil` otherwise.
-    @inlinable
-    var stampedOrigin: EntryOrigin? { buffer.stamp?.origin }
-    /// The ``VariantNames`` index of the variant being applied to this node, stamped on the
-    /// values set into it meanwhile; 0 otherwise.
-    @inlinable
-    var stampedVariant: UInt32 { buffer.stamp?.variant ?? 0 }
-
-    /// Sets what values set into this node are stamped with.
-    ///
-    /// - Precondition: the buffer is uniquely referenced: no task can see it yet.
-    mutating func stamp(origin: EntryOrigin?, variant: UInt32) {
-        precondition(isUnique(), "a scope's node changed after it was shared")
-        buffer.stamp = origin == nil && variant == 0 ? nil : ScopeNodeBuffer.Stamp(origin: origin, variant: variant)
-    }
 
     /// The box of the value stored for `key`, or `nil` if no scope set it.
     ///
@@ -73,14 +55,9 @@ struct ScopeNode: Sendable {
 
     /// A copy of this node, at the same level, with room for one more entry: the same base and
     /// a copy of the overlay (for a base, of its whole table).
-    ///
-    /// The copy keeps stamping what a variant being applied sets: it replaces this node when
-    /// it is first written while a variant is applied.
     @inlinable
     func copy() -> ScopeNode {
-        let copy = buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base)
-        copy.stamp = buffer.stamp
-        return ScopeNode(copy)
+        ScopeNode(buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base))
     }
 
     /// A base node at `depth`, in `scope`, holding every entry this node sees: what an
@@ -103,7 +80,7 @@ struct ScopeNode: Sendable {
     mutating func isUnique() -> Bool { isKnownUniquelyReferenced(&buffer) }
 
     /// Stores `value` for `key` as an entry of `kind` (with `lifetime`, for a service provided
-    /// from outside), stamped with the origin and variant this node stamps.
+    /// from outside), marked with this node's depth.
     ///
     /// - Precondition: the buffer is uniquely referenced.
     @inlinable

@@ -15,29 +15,13 @@ extension ScopeNodeBuffer {
         static var empty: Slot { Slot(identity: 0, box: nil, keyType: Never.self, info: .none) }
     }
 
-    /// The entries a node sets, and what it stamps them with: one stored property, one
-    /// run-time access per operation.
+    /// The entries a node sets: one stored property, one run-time access per operation.
     @usableFromInline
     struct Overlay {
         /// The slots: a power of two of them, or none until the node's first entry.
         @usableFromInline var table: [Slot]
         /// How many slots hold an entry.
         @usableFromInline var count = 0
-        /// What values set into this node are stamped with while a variant is applied; `nil`
-        /// otherwise, so that a node pays one word for it.
-        @usableFromInline var stamp: Stamp?
-    }
-
-    /// See ``ScopeNode/stampedOrigin`` and ``ScopeNode/stampedVariant``.
-    @usableFromInline
-    final class Stamp: Sendable {
-        @usableFromInline let origin: EntryOrigin?
-        @usableFromInline let variant: UInt32
-
-        init(origin: EntryOrigin?, variant: UInt32) {
-            self.origin = origin
-            self.variant = variant
-        }
     }
 }
 

@@ -1,6 +1,6 @@
 /// The storage of a ``ScopeNode``: what the scope is, and its overlay's open-addressing table.
 ///
-/// Its one stored `var`, ``overlay``, holds the table, its count and the stamp, and each
+/// Its one stored `var`, ``overlay``, holds the table and its count, and each
 /// operation reads or changes it in one access: a stored `var` of a class is checked for
 /// exclusive access at run time on every access (`swift_beginAccess`, a thread-local lookup),
 /// which cost a fifth of a `withScopedValues` with two overrides when each probe and slot read
@@ -18,17 +18,11 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline let observer: DefaultReadObserver?
     /// The node whose entries this one sees through; `nil` for a base.
     @usableFromInline let base: ScopeNodeBuffer?
-    /// The entries this node sets, and what it stamps them with.
+    /// The entries this node sets.
     @usableFromInline var overlay: Overlay
 
     /// How many slots of the overlay hold an entry.
     @usableFromInline var count: Int { overlay.count }
-
-    /// See ``Overlay/stamp``.
-    @usableFromInline var stamp: Stamp? {
-        get { overlay.stamp }
-        set { overlay.stamp = newValue }
-    }
 
     private init(
         capacity: Int,
@@ -110,8 +104,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     }
 
     /// Stores `box` for `key`, replacing what was there, growing the table first when it has
-    /// no room for one more; stamped with `kind`, `lifetime`, and the origin and variant the
-    /// node stamps (the override at its depth, when it stamps none).
+    /// no room for one more; marked with `kind`, `lifetime` and this node's depth.
     @usableFromInline
     func set(_ box: consuming AnyValueBox, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
         Self.set(box, for: key, kind: kind, lifetime: lifetime, depth: depth, in: &overlay)
@@ -126,8 +119,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         in overlay: inout Overlay
     ) {
         // `box` and `slot` are consumed: the box moves into its slot with no retain and release.
-        let origin = overlay.stamp?.origin ?? (depth == 0 ? .root : .override(depth: depth))
-        let info = EntryInfo(kind: kind, lifetime: lifetime, origin: origin, variant: overlay.stamp?.variant ?? 0)
+        let info = EntryInfo(kind: kind, lifetime: lifetime, depth: depth)
         let slot = Slot(identity: UInt(bitPattern: ObjectIdentifier(key)), box: box, keyType: key, info: info)
         insert(slot, into: &overlay, replacing: true)
     }

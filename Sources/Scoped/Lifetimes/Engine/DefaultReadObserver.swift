@@ -1,7 +1,7 @@
 /// Told when a read finds no value set and falls back to its key's default.
 ///
 /// A test root installs one so that ScopedTesting records a failure when a test reads a
-/// live-only entry it did not override; ``ScopedVariants`` installs one on a throwaway node to
+/// live-only entry it did not override; ``ScopedValues/entryName(of:)`` installs one on a throwaway node to
 /// learn which key a key path reads; an app service's construction runs on a node with one that
 /// records what it reads (``InputRecording``). Normal scopes have none, so a read pays one
 /// `nil` check.

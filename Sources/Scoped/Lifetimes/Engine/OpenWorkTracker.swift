@@ -45,7 +45,7 @@ final class OpenWorkTracker: Sendable {
     private static func describe(_ open: Open) -> String {
         if let label = open.label { return label }
         let depth = open.values.depth
-        let own = open.values.describe().entries.filter { $0.origin == .override(depth: depth) }.map(\.name)
+        let own = open.values.storedEntries.filter { $0.depth == depth }.map(\.name).sorted()
         return own.isEmpty
             ? "a scope at depth \(depth), which set no entry"
             : "a scope at depth \(depth), which set \(own.joined(separator: ", "))"

@@ -1,6 +1,6 @@
 import Logging
 
-/// What an application root knows about its services, requirements and variants; shared by
+/// What an application root knows about its services and requirements; shared by
 /// every scope opened on it.
 final class ScopeRegistry: Sendable {
     /// A service registered for validation and diagnostics.
@@ -35,7 +35,6 @@ final class ScopeRegistry: Sendable {
 
     let services: [Service]
     let requirements: [Requirement]
-    let variants: ScopedVariants
     let onCloseError: @Sendable (ScopeCloseError) -> Void
     /// How long a service's close may run before it is abandoned, for keys that do not say;
     /// `nil` waits for every close.
@@ -54,7 +53,6 @@ final class ScopeRegistry: Sendable {
     init(
         services: [Service] = [],
         requirements: [Requirement] = [],
-        variants: ScopedVariants = ScopedVariants(),
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.logCloseError,
         closeTimeout: Duration? = nil,
         tenancy: Tenancy = Tenancy(),
@@ -66,7 +64,6 @@ final class ScopeRegistry: Sendable {
         self.tenancy = tenancy
         self.services = services
         self.requirements = requirements
-        self.variants = variants
         self.onCloseError = onCloseError
         self.closeTimeout = closeTimeout
         self.observer = observer

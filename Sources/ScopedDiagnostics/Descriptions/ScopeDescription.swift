@@ -1,3 +1,5 @@
+public import Scoped
+
 /// What a scope holds: every entry it knows, its value type, kind, origin and whether it is built.
 ///
 /// Produced by ``ScopedValues/describe()`` without building anything; printable as text and

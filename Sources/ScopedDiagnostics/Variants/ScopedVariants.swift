@@ -1,4 +1,4 @@
-import Synchronization
+public import Scoped
 
 /// Named variants of entries, registered in code and selected by name, so that configuration
 /// can choose them: `movieRepository` = `sqlite` | `fixture`.
@@ -7,12 +7,16 @@ import Synchronization
 /// var variants = ScopedVariants()
 /// variants.register("sqlite", of: \.movieRepository) { SQLiteMovieRepository() }
 /// variants.register("fixture", of: \.movieRepository) { InMemoryMovieRepository.fixture() }
-/// let root = try ScopeRoot(variants: variants) { try $0.selectVariant("sqlite", of: "movieRepository") }
+/// let root = try ScopeRoot {
+///     $0.variants = variants
+///     try $0.selectVariant("sqlite", of: "movieRepository")
+/// }
 /// ```
 ///
-/// A scope selects one when it opens, with ``ScopedValues/selectVariant(_:of:)``. The entry's
-/// name, which configuration uses, is the name diagnostics show for it: the property name of
-/// an `@Entry`.
+/// The root holds them as its entry ``Scoped/ScopedValues/variants``, so every scope opened on
+/// it can select one when it opens, with ``Scoped/ScopedValues/selectVariant(_:of:)``. The
+/// entry's name, which configuration uses, is the name diagnostics show for it: the property
+/// name of an `@Entry`.
 public struct ScopedVariants: Sendable {
     private var variants: [String: [String: @Sendable (inout ScopedValues) -> Void]] = [:]
 
@@ -25,14 +29,16 @@ public struct ScopedVariants: Sendable {
     /// The entry's name is learned by reading `keyPath` once on empty values, which reads the
     /// entry's default; `makeValue` does not run until the variant is selected.
     ///
-    /// - Precondition: `keyPath` reads an entry of ``ScopedValues`` (an `@Entry` property or
-    ///   one written with a ``ScopedKey``).
+    /// - Precondition: `keyPath` reads an entry of `ScopedValues` (an `@Entry` property or
+    ///   one written with a `ScopedKey`).
     public mutating func register<Value: Sendable>(
         _ variant: String,
         of keyPath: any WritableKeyPath<ScopedValues, Value> & Sendable,
         makeValue: @escaping @Sendable () -> Value
     ) {
-        let entry = Self.entryName(of: keyPath)
+        guard let entry = ScopedValues.entryName(of: keyPath) else {
+            preconditionFailure("ScopedVariants: \(keyPath) does not read an entry of ScopedValues")
+        }
         variants[entry, default: [:]][variant] = { $0[keyPath: keyPath] = makeValue() }
     }
 
@@ -44,20 +50,5 @@ public struct ScopedVariants: Sendable {
 
     func variant(_ variant: String, of entry: String) -> (@Sendable (inout ScopedValues) -> Void)? {
         variants[entry]?[variant]
-    }
-
-    /// The name of the entry `keyPath` reads: the first key a read through it falls back to
-    /// the default of, on values where nothing is set.
-    private static func entryName<Value>(of keyPath: WritableKeyPath<ScopedValues, Value>) -> String {
-        let firstKey = Mutex<Any.Type?>(nil)
-        let observer = DefaultReadObserver { key in
-            firstKey.withLock { first in if first == nil { first = key } }
-        }
-        let probe = ScopedValues(node: ScopeNode(.make(capacity: 0, depth: 0, scope: nil, observer: observer)))
-        _ = probe[keyPath: keyPath]
-        guard let key = firstKey.withLock({ $0 }) else {
-            preconditionFailure("ScopedVariants: \(keyPath) does not read an entry of ScopedValues")
-        }
-        return ScopedValues.entryName(of: key)
     }
 }

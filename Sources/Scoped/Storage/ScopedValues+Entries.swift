@@ -1,0 +1,111 @@
+import Synchronization
+
+/// What a scope holds, listed without building or reading anything: what ScopedDiagnostics'
+/// `describe()` and a test library's report of work left open are written on.
+extension ScopedValues {
+    /// An entry set in a scope: its name, its value's type, its kind and the depth of the scope
+    /// that set it.
+    public struct StoredEntry: Hashable, Sendable {
+        /// The entry's name: the property name of an `@Entry`, a service's name, an object's type.
+        public let name: String
+        /// The type of the value stored, as `String(reflecting:)` names it.
+        public let valueType: String
+        /// Whether it is a plain value, an object, or a service provided from outside.
+        public let kind: EntryKind
+        /// For a service provided from outside with `set(_:to:)`: its lifetime; `nil` otherwise.
+        public let lifetime: ScopedLifetime?
+        /// The depth of the scope that set it: 0 for the application root, 1 for a scope opened
+        /// on it.
+        public let depth: Int
+    }
+
+    /// A service the application root registered with `ScopeRoot(services:)`, and whether the
+    /// scope that owns it, seen from these values, has built it.
+    public struct RegisteredService: Hashable, Sendable {
+        /// The service's name.
+        public let name: String
+        /// The type of the service's value, as `String(reflecting:)` names it.
+        public let valueType: String
+        /// Which scope owns it.
+        public let lifetime: ScopedLifetime
+        /// Whether its owner (the root, these values' tenant, or their scope) has built it;
+        /// `false` where no scope owns it, such as a ``ScopedLifetime/scope`` service at a root.
+        public let isBuilt: Bool
+    }
+
+    /// How many scopes were opened below the application root to reach these values: 0 at the
+    /// root, 1 in a request's scope.
+    @inlinable
+    public var depth: Int { node.depth }
+
+    /// Every entry set in these values or inherited from the scopes they were opened in, the
+    /// nearest setting of each, in no particular order.
+    ///
+    /// Nothing is built or read: a debug endpoint may list the entries of a live request.
+    public var storedEntries: [StoredEntry] {
+        node.buffer.entries.map { slot in
+            let keyType = slot.keyType
+            let info = slot.info
+            let name =
+                switch info.kind {
+                case .value: ScopedValues.entryName(of: keyType)
+                case .object: String(reflecting: keyType)
+                case .service: (keyType as? any ScopedServiceKey.Type)?.name ?? String(describing: keyType)
+                }
+            return StoredEntry(
+                name: name,
+                valueType: String(reflecting: slot.box?.valueType ?? Never.self),
+                kind: info.kind,
+                lifetime: info.lifetime,
+                depth: info.depth
+            )
+        }
+    }
+
+    /// The services the application root registered, each with whether its owner has built it.
+    public var registeredServices: [RegisteredService] {
+        (scope?.registry.services ?? [])
+            .map { service in
+                let owner: ScopeContext? =
+                    switch service.lifetime {
+                    case .app: scope?.root
+                    case .tenant: scope?.tenant
+                    case .scope: scope?.lifetime == .scope ? scope : nil
+                    }
+                return RegisteredService(
+                    name: service.name,
+                    valueType: service.valueType,
+                    lifetime: service.lifetime,
+                    isBuilt: owner?.isBuilt(service.id) ?? false
+                )
+            }
+    }
+
+    /// The name of the entry `keyPath` reads, or `nil` when it reads none.
+    ///
+    /// The entry is the first one a read through `keyPath`, on values where nothing is set,
+    /// falls back to the default of.
+    ///
+    /// For a module that names entries by key path, as configuration does (ScopedDiagnostics'
+    /// variants). The read runs the entry's default once; nothing else is built.
+    public static func entryName<Value>(of keyPath: WritableKeyPath<ScopedValues, Value>) -> String? {
+        let firstKey = Mutex<Any.Type?>(nil)
+        let observer = DefaultReadObserver { key in
+            firstKey.withLock { first in if first == nil { first = key } }
+        }
+        let probe = ScopedValues(node: ScopeNode(.make(capacity: 0, depth: 0, scope: nil, observer: observer)))
+        _ = probe[keyPath: keyPath]
+        return firstKey.withLock { $0 }.map(ScopedValues.entryName(of:))
+    }
+}
+
+extension ScopeNodeBuffer {
+    /// Every slot this node sees, in no particular order: the overlay's, and the base's that the
+    /// overlay does not replace.
+    var entries: [Slot] {
+        let own = overlay.table.filter { $0.box != nil }
+        guard let base else { return own }
+        let keys = Set(own.map(\.identity))
+        return own + base.entries.filter { !keys.contains($0.identity) }
+    }
+}
