@@ -2,7 +2,7 @@ public import Scoped
 
 /// What a scope holds: every entry it knows, its value type, kind, origin and whether it is built.
 ///
-/// Produced by ``ScopedValues/describe()`` without building anything; printable as text and
+/// Produced by `ScopedValues.describe()` without building anything; printable as text and
 /// encodable as JSON, for a debug endpoint or a start-up log.
 public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvertible {
     /// One entry of the scope.
