@@ -43,7 +43,10 @@ func start(in folder: URL, shutDown: Bool) async throws -> Started {
             )
         }
     ) {
-        $0.sqliteConfiguration = SQLiteConfiguration(path: folder.appending(path: "app.sqlite").path, migrations: migrations)
+        $0.sqliteConfiguration = SQLiteConfiguration(
+            path: folder.appending(path: "app.sqlite").path,
+            migrations: migrations
+        )
     }
     let database = try await root.withScope {
         let session = try await ScopedValues.current.service(SQLiteSessionKey.self)
