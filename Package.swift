@@ -438,7 +438,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "LibraryOwnershipProbe",
-            dependencies: ["Scoped", "ScopedSQLite"],
+            dependencies: ["Scoped", "ScopedSQLite", "ScopedTestSupport"],
             path: "Tests/LibraryOwnershipProbe"
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Scoped
 @testable import ScopedSQLite
+import ScopedTestSupport
 
 // Starts everything of the library that runs threads, timers or tasks (an application root with a
 // SQLite database, a tenant with a database of its own and its idle sweeper, statements under
@@ -9,17 +10,6 @@ import Foundation
 // is the process's: other tests running beside it would keep its timer alive.
 // `LibraryOwnershipTests` runs it. With `--no-shutdown` it never shuts the root down, so that
 // the test sees the probe report what a process that forgot to leaves running.
-
-/// The names of this process's threads, as Linux shows them.
-func threadNames() -> Set<String> {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return Set(
-        tasks.compactMap { task in
-            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-    )
-}
 
 /// What the probe started, held weakly once it has run.
 struct Started {
@@ -31,20 +21,20 @@ struct Started {
     let kept: ScopeRoot?
 }
 
-func start(in folder: URL, shutDown: Bool) async throws -> Started {
+func start(in folder: TemporaryFolder, shutDown: Bool) async throws -> Started {
     let migrations = [SQLiteMigration(version: 1, name: "notes", statements: ["CREATE TABLE notes (text TEXT)"])]
     let root = ScopeRoot(
         services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self],
         closeTimeout: .seconds(5),
         tenancy: Tenancy(idleTimeout: .milliseconds(100)) { tenant, values in
             values.sqliteConfiguration = SQLiteConfiguration(
-                path: folder.appending(path: "\(tenant).sqlite").path,
+                path: folder.path("\(tenant).sqlite"),
                 migrations: migrations
             )
         }
     ) {
         $0.sqliteConfiguration = SQLiteConfiguration(
-            path: folder.appending(path: "app.sqlite").path,
+            path: folder.path("app.sqlite"),
             migrations: migrations
         )
     }
@@ -71,9 +61,9 @@ func start(in folder: URL, shutDown: Bool) async throws -> Started {
 }
 
 let shutDown = !CommandLine.arguments.contains("--no-shutdown")
-let folder = FileManager.default.temporaryDirectory.appending(path: "ownership-probe-\(UUID().uuidString)")
-try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: folder) }
+let folder = try TemporaryFolder(prefix: "ownership-probe")
+// A global's deinit never runs at exit: the folder is removed here.
+defer { try? FileManager.default.removeItem(at: folder.url) }
 
 let started = try await start(in: folder, shutDown: shutDown)
 // The watchdog's timer outlives its last deadline by its idle grace; threads and tasks end
