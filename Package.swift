@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ScopedInstrumentation", targets: ["ScopedInstrumentation"]),
         .library(name: "ScopedDiagnostics", targets: ["ScopedDiagnostics"]),
         .library(name: "ScopedReload", targets: ["ScopedReload"]),
+        .library(name: "ScopedTenants", targets: ["ScopedTenants"]),
         .library(name: "ScopedDatabase", targets: ["ScopedDatabase"]),
         .library(name: "ScopedSQLite", targets: ["ScopedSQLite"]),
         .library(name: "ScopedPostgres", targets: ["ScopedPostgres"]),
@@ -133,18 +134,22 @@ let package = Package(
             // The core holds no unsafe construct: the compiler checks it.
             swiftSettings: [.strictMemorySafety()]
         ),
-        .target(name: "ScopedTesting", dependencies: ["Scoped", "ScopedDatabase"]),
+        .target(name: "ScopedTesting", dependencies: ["Scoped", "ScopedDatabase", "ScopedTenants"]),
         // The dependency graph a root records while its services are built: a ScopeObserver.
         .target(name: "ScopedDiagnostics", dependencies: ["Scoped"]),
         // A root replaced while the application runs, carrying over the app services whose
         // inputs did not change: a ScopeObserver records what they read.
         .target(name: "ScopedReload", dependencies: ["Scoped"]),
+        // A root's open tenants: how many, for how long, and what each one's values are; the
+        // root's TenantProvider, installed as an observer.
+        .target(name: "ScopedTenants", dependencies: ["Scoped"]),
         // Spans and metrics of a root's scopes and services: a ScopeObserver the root installs.
         .target(
             name: "ScopedInstrumentation",
             dependencies: [
                 "Scoped",
                 "ScopedReload",
+                "ScopedTenants",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -254,6 +259,7 @@ let package = Package(
                 "Scoped",
                 "ScopedDiagnostics",
                 "ScopedReload",
+                "ScopedTenants",
                 "ScopedDatabase",
                 "ScopedSQLite",
                 "ScopedPostgres",
@@ -285,6 +291,7 @@ let package = Package(
                 "ScopedInstrumentation",
                 "ScopedDiagnostics",
                 "ScopedReload",
+                "ScopedTenants",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 "ScopedHummingbird",
                 "ScopedHummingbirdWebSocket",
@@ -380,6 +387,7 @@ let package = Package(
             name: "SessionTestSupport",
             dependencies: [
                 "Scoped",
+                "ScopedTenants",
                 "ScopedDatabase",
                 "ScopedSQLite",
                 "ScopedPostgres",
@@ -393,6 +401,7 @@ let package = Package(
         .testTarget(
             name: "ScopedTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedReload",
                 "Scoped",
                 "ScopedInstrumentation",
@@ -408,6 +417,7 @@ let package = Package(
         .testTarget(
             name: "ScopedDocSnippetTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedReload",
                 "Scoped",
                 "ScopedDatabase",
@@ -431,6 +441,7 @@ let package = Package(
         .testTarget(
             name: "ScopedSQLiteTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedSQLite", "ScopedDatabase", "ScopedTesting", "ScopedTestSupport",
                 // Run as a process of its own, to show that nothing of the library outlives a root.
                 "LibraryOwnershipProbe",
@@ -438,7 +449,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "LibraryOwnershipProbe",
-            dependencies: ["Scoped", "ScopedSQLite", "ScopedTestSupport"],
+            dependencies: ["Scoped", "ScopedSQLite", "ScopedTenants", "ScopedTestSupport"],
             path: "Tests/LibraryOwnershipProbe"
         ),
         .testTarget(
@@ -474,6 +485,7 @@ let package = Package(
         .testTarget(
             name: "ScopedPostgresTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedReload",
                 "ScopedPostgres",
                 "ScopedDatabase",
@@ -492,6 +504,7 @@ let package = Package(
         .testTarget(
             name: "ScopedHummingbirdTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedHummingbird",
                 "ScopedServiceLifecycle",
                 "ScopedSQLite",
@@ -506,6 +519,7 @@ let package = Package(
         .testTarget(
             name: "ScopedHummingbirdWebSocketTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedReload",
                 "ScopedHummingbirdWebSocket",
                 "ScopedTesting",
@@ -520,6 +534,7 @@ let package = Package(
         .testTarget(
             name: "ExampleServerTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedReload",
                 "CatalogApp",
                 "ScopedInstrumentation",
@@ -552,6 +567,7 @@ let package = Package(
         .testTarget(
             name: "ScopedVaporTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedReload",
                 "ScopedVapor",
                 "ScopedSQLite",
@@ -638,6 +654,7 @@ let package = Package(
         .testTarget(
             name: "ScopedGRPCTests",
             dependencies: [
+                "ScopedTenants",
                 "ScopedGRPC",
                 "ScopedSQLite",
                 "ScopedDatabase",

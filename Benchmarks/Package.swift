@@ -50,7 +50,10 @@ let package = Package(
         // connections held open on a running ExampleServer (Benchmarks/memory.sh).
         .executableTarget(
             name: "ScopeMemory",
-            dependencies: [.product(name: "Scoped", package: "Scoped")]
+            dependencies: [
+                .product(name: "Scoped", package: "Scoped"),
+                .product(name: "ScopedTenants", package: "Scoped"),
+            ]
         ),
         // The smallest server that answers `GET /movies/{id}`: no middleware, no scope.
         .executableTarget(

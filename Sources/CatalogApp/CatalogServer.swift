@@ -14,6 +14,7 @@ import ScopedInstrumentation
 import ScopedPostgres
 import ScopedSQLite
 import ScopedServiceLifecycle
+import ScopedTenants
 import ServiceLifecycle
 import Synchronization
 import UnixSignals
@@ -62,11 +63,12 @@ package enum CatalogServer {
             // been answered: it is logged, with the service's name.
             onCloseError: { error in logger.error("A scope's close failed: \(error)") },
             closeTimeout: configuration.closeTimeout,
-            tenancy: configuration.tenants?.tenancy(registry: configuration.tenantRegistry?.accepted) ?? Tenancy(),
             // Spans and metrics where a backend is bootstrapped; the dependency graph that
             // `/debug/graph` serves and the start-up report logs; what the app services read,
-            // for a reload to carry over those whose configuration did not change.
+            // for a reload to carry over those whose configuration did not change; and, in the
+            // `multitenant` profile, the tenants.
             observers: [instrumentation ?? .bootstrapped, DependencyGraphRecorder(), ReloadRecorder()]
+                + (configuration.tenants.map { [$0.tenancy(registry: configuration.tenantRegistry?.accepted)] } ?? [])
         ) { values in
             // The named variants configuration may select, at the root and per request.
             values.variants = variants

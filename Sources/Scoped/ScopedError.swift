@@ -18,9 +18,9 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     case outsideRoot(entry: String?)
     /// A ``ScopedLifetime/tenant`` service was read in a scope that belongs to no tenant.
     case outsideTenant(entry: String)
-    /// A scope of a tenant could not open: `limit` tenants are open, each with a scope running,
-    /// so none could be evicted to make room (``Tenancy/maximumOpen``).
-    case tenantCapacity(limit: Int)
+    /// A scope of the tenant `tenant` was opened on a root that opens no tenants: none of its
+    /// observers is a ``TenantProvider``.
+    case noTenantProvider(tenant: TenantID)
     /// A service was read after the scope that owns it had ended.
     case scopeEnded(entry: String)
     /// A variant was selected that the application root did not register.
@@ -51,9 +51,9 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
         case .outsideTenant(let entry):
             "\(entry) has tenant lifetime but was read in a scope of no tenant. Open the scope for a tenant "
                 + "(`root.withScope(tenant: id) { … }`, or your server adapter's tenant resolver)."
-        case .tenantCapacity(let limit):
-            "All \(limit) open tenants have scopes running, so none could be evicted for a new one; "
-                + "retry later, or raise the tenancy's maximumOpen."
+        case .noTenantProvider(let tenant):
+            "A scope of tenant \(tenant) was opened on a root that opens no tenants. Create the root with a "
+                + "tenant provider: `ScopeRoot(observers: [Tenancy(…)])` (ScopedTenants)."
         case .scopeEnded(let entry):
             "\(entry) was read after the scope that owns it had ended; "
                 + "work that outlives its scope must be handed off with `handOff(timeout:) { … }`."

@@ -2,6 +2,7 @@ import CoreMetrics
 import Dispatch
 import Scoped
 import ScopedReload
+import ScopedTenants
 import Synchronization
 import Tracing
 
@@ -12,7 +13,7 @@ import Tracing
 /// a build or a close finds them without a lock. A service read without being registered gets
 /// its metrics on first use, made outside the lock that caches them: no lock of ours is held
 /// while the user's `MetricsFactory` runs.
-final class Instruments: ReloadObserver {
+final class Instruments: ReloadObserver, TenantObserver {
     /// Scopes, builds and closes; not reads.
     var events: ScopeObserverEvents { [.scopes, .services] }
 

@@ -1,4 +1,5 @@
 public import Scoped
+import ScopedTenants
 
 /// Runs `operation` in a fresh test scope: a new application root built from defaults and
 /// `update`, and a scope opened on it, closed and shut down when the operation ends.
@@ -39,7 +40,7 @@ nonisolated(nonsending) public func withTestScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
     operation: () async throws -> R
 ) async throws -> R {
-    let root = ScopeRoot.testRoot(onLiveDefaultRead: liveDefaultRecorder())
+    let root = ScopeRoot.testRoot(observers: [Tenancy()], onLiveDefaultRead: liveDefaultRecorder())
     let result: Result<R, any Error>
     do {
         result = .success(

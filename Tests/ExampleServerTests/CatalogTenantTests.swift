@@ -8,6 +8,7 @@ import InMemoryTracing
 import MovieCatalog
 import Scoped
 import ScopedSQLite
+import ScopedTenants
 import ScopedTestSupport
 import ScopedTesting
 import Synchronization

@@ -4,6 +4,7 @@ import Logging
 import Scoped
 import ScopedReload
 import ScopedSQLite
+import ScopedTenants
 import ScopedTestSupport
 import ScopedTesting
 import ServiceLifecycle

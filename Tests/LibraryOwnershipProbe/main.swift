@@ -1,6 +1,7 @@
 import Foundation
 @testable import Scoped
 @testable import ScopedSQLite
+import ScopedTenants
 import ScopedTestSupport
 
 // Starts everything of the library that runs threads, timers or tasks (an application root with a
@@ -26,12 +27,14 @@ func start(in folder: TemporaryFolder, shutDown: Bool) async throws -> Started {
     let root = ScopeRoot(
         services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self],
         closeTimeout: .seconds(5),
-        tenancy: Tenancy(idleTimeout: .milliseconds(100)) { tenant, values in
-            values.sqliteConfiguration = SQLiteConfiguration(
-                path: folder.path("\(tenant).sqlite"),
-                migrations: migrations
-            )
-        }
+        observers: [
+            Tenancy(idleTimeout: .milliseconds(100)) { tenant, values in
+                values.sqliteConfiguration = SQLiteConfiguration(
+                    path: folder.path("\(tenant).sqlite"),
+                    migrations: migrations
+                )
+            }
+        ]
     ) {
         $0.sqliteConfiguration = SQLiteConfiguration(
             path: folder.path("app.sqlite"),

@@ -4,6 +4,7 @@ import NIOCore
 import Scoped
 import ScopedReload
 import ScopedSQLite
+import ScopedTenants
 import ScopedTestSupport
 import Synchronization
 import Testing
@@ -268,9 +269,11 @@ func oneDatabasePerTenant() -> ScopeRoot {
     // SNIPPET-BEGIN
     let root = ScopeRoot(
         services: [SQLiteTenantDatabaseKey.self, SQLiteSessionKey.self],
-        tenancy: Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
-            values.sqliteConfiguration = SQLiteConfiguration(path: "tenants/\(tenant).sqlite")
-        }
+        observers: [
+            Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
+                values.sqliteConfiguration = SQLiteConfiguration(path: "tenants/\(tenant).sqlite")
+            }
+        ]
     )
     // SNIPPET-END
     return root
@@ -430,10 +433,11 @@ struct TenantEvictionSnippetTests {
     @Test func aSuspendedTenantIsEvictedAndItsNextScopeRefused() async throws {
         let registry = SuspendedTenants()
         let root = ScopeRoot(
-            tenancy: Tenancy { tenant, _ in
-                if registry.isSuspended(tenant) { throw CancellationError() }
-            }
-        )
+            observers: [
+                Tenancy { tenant, _ in
+                    if registry.isSuspended(tenant) { throw CancellationError() }
+                }
+            ])
         let tenant = try #require(TenantID("acme"))
         try await root.withScope(tenant: tenant) {}
         #expect(root.tenantStatistics.open == 1)
@@ -444,5 +448,22 @@ struct TenantEvictionSnippetTests {
         #expect(root.tenantStatistics == TenantStatistics(open: 0, evicted: 1))
         await #expect(throws: CancellationError.self) { try await root.withScope(tenant: tenant) {} }
         await root.shutdown()
+    }
+
+    @Test func aRootOpensTenantsWithATenancyAndRefusesThemWithout() async throws {
+        // SNIPPET-BEGIN
+        let root = ScopeRoot(observers: [Tenancy(maximumOpen: 100)])
+        try await root.withScope(tenant: TenantID("acme")!) {
+            #expect(ScopedValues.current.tenant == TenantID("acme"))
+        }
+        // SNIPPET-END
+        #expect(root.tenantStatistics.open == 1)
+        await root.shutdown()
+        let withoutTenancy = ScopeRoot()
+        await #expect(throws: ScopedError.noTenantProvider(tenant: TenantID("acme")!)) {
+            try await withoutTenancy.withScope(tenant: TenantID("acme")!) {}
+        }
+        #expect(withoutTenancy.openScopeCount == 0)
+        await withoutTenancy.shutdown()
     }
 }

@@ -1,6 +1,7 @@
 import Scoped
 import ScopedDatabase
 import ScopedSQLite
+import ScopedTenants
 import ScopedTesting
 import Synchronization
 import Testing

@@ -10,7 +10,8 @@ import Testing
 struct DocCommentSnippetTests {
     /// The modules whose doc comments are checked: every library product's.
     static let modules = [
-        "Scoped", "ScopedInstrumentation", "ScopedDiagnostics", "ScopedReload", "ScopedDatabase", "ScopedSQLite",
+        "Scoped", "ScopedInstrumentation", "ScopedDiagnostics", "ScopedReload", "ScopedTenants", "ScopedDatabase",
+        "ScopedSQLite",
         "ScopedPostgres",
         "ScopedServiceLifecycle",
         "ScopedTesting",

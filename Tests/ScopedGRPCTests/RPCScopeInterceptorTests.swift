@@ -3,6 +3,7 @@ import GRPCCore
 import GRPCNIOTransportHTTP2
 import Scoped
 import ScopedGRPC
+import ScopedTenants
 import ScopedTestSupport
 import SessionTestSupport
 import Testing

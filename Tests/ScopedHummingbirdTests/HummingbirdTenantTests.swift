@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Scoped
 import ScopedHummingbird
+import ScopedTenants
 import Testing
 
 private final class TenantBox: Sendable {
@@ -19,7 +20,7 @@ private enum TenantBoxKey: ScopedServiceKey {
 /// resolver names, as on Vapor.
 struct HummingbirdTenantTests {
     @Test func eachRequestRunsAsItsTenantAndSharesOnlyThatTenantsServices() async throws {
-        let root = ScopeRoot(tenancy: Tenancy(maximumOpen: 10))
+        let root = ScopeRoot(observers: [Tenancy(maximumOpen: 10)])
         let router = Router()
         router.add(
             middleware: RequestScopeMiddleware(

@@ -7,6 +7,7 @@ import HummingbirdWebSocket
 import Scoped
 import ScopedReload
 import ScopedHummingbirdWebSocket
+import ScopedTenants
 import ScopedTestSupport
 import Testing
 
@@ -96,7 +97,9 @@ struct ReloadingWebSocketTests {
         @Sendable func makeRoot(_ word: String) -> ScopeRoot {
             ScopeRoot(
                 startingFrom: ScopedValues(),
-                tenancy: Tenancy { _, values in values.greetingWord = word }
+                observers: [
+                    Tenancy { _, values in values.greetingWord = word }
+                ]
             ) { $0.greeterBuilds = builds }
         }
         let reloadable = ReloadableScopeRoot(makeRoot("hello"))

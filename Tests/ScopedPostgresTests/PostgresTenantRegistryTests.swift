@@ -2,6 +2,7 @@ import Configuration
 import Logging
 import Scoped
 import ScopedPostgres
+import ScopedTenants
 import ScopedTestSupport
 import Testing
 
@@ -105,10 +106,11 @@ struct PostgresTenantRegistryTests {
         try await fixture.server.psql("SELECT scoped_set_tenant_state('beta', 'active')", database: fixture.database)
         try await registry.load()
         let root = ScopeRoot(
-            tenancy: Tenancy { id, _ in
-                guard registry.tenant(id)?.state == .active else { throw TenantRefused(tenant: id) }
-            }
-        )
+            observers: [
+                Tenancy { id, _ in
+                    guard registry.tenant(id)?.state == .active else { throw TenantRefused(tenant: id) }
+                }
+            ])
         let acme = try #require(TenantID("acme"))
         try await root.withScope(tenant: acme) {}
         try await root.withScope(tenant: TenantID("beta")) {}

@@ -2,6 +2,7 @@ import PostgresNIO
 import Scoped
 import ScopedDatabase
 import ScopedPostgres
+import ScopedTenants
 import ScopedTestSupport
 import ScopedTesting
 import Testing
@@ -24,7 +25,7 @@ struct PostgresTestTenantTests {
         #expect(ScopedValues.current.tenant == tenant("acme"))
         // The test's scopes take turns on its one connection, and the test's own scope holds its
         // session to the end: the other scopes come first.
-        let root = ScopeRoot { _ in }
+        let root = ScopeRoot(observers: [Tenancy()]) { _ in }
         #expect(try await root.withScope(tenant: tenant("acme")) { try await insertAndList("acme") } == ["acme"])
         // The test's own tables, as a scope of no tenant sees them, hold nothing of the tenant's.
         #expect(try await root.withScope { try await insertAndList("plain") } == ["plain"])
@@ -35,7 +36,7 @@ struct PostgresTestTenantTests {
     }
 
     @Test func theABACSequenceSeesEachTenantsOwnRowsAndAFailedScopeUndoesOnlyItsOwn() async throws {
-        let root = ScopeRoot { _ in }
+        let root = ScopeRoot(observers: [Tenancy()]) { _ in }
         #expect(try await root.withScope(tenant: tenant("a")) { try await insertAndList("alpha") } == ["alpha"])
         #expect(try await root.withScope(tenant: tenant("b")) { try await insertAndList("beta") } == ["beta"])
         struct Failure: Error {}
@@ -66,7 +67,7 @@ struct PostgresTestTenantCleanupTests {
         let seen = try await SharedItemsDatabase()
             .withIsolation(for: "test") { isolate in
                 try await withTestScope({ isolate(&$0) }) {
-                    let root = ScopeRoot { _ in }
+                    let root = ScopeRoot(observers: [Tenancy()]) { _ in }
                     let seen = try await root.withScope(tenant: tenant("kept")) {
                         _ = try await insertAndList("inside")
                         // The tenant's schema, as its session sees it: made in the test.

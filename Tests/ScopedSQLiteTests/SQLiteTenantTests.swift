@@ -1,6 +1,7 @@
 import Foundation
 import Scoped
 import ScopedSQLite
+import ScopedTenants
 import ScopedTestSupport
 import ScopedTesting
 import Testing
@@ -24,9 +25,11 @@ struct SQLiteTenantDatabaseTests {
         let folder = try TemporaryFolder()
         let root = ScopeRoot(
             startingFrom: ScopedValues(),
-            tenancy: Tenancy(idleTimeout: .milliseconds(20)) { tenant, values in
-                values.sqliteConfiguration?.path = folder.path("tenants/\(tenant).sqlite")
-            }
+            observers: [
+                Tenancy(idleTimeout: .milliseconds(20)) { tenant, values in
+                    values.sqliteConfiguration?.path = folder.path("tenants/\(tenant).sqlite")
+                }
+            ]
         ) {
             $0.sqliteConfiguration = SQLiteConfiguration(path: folder.path("app.sqlite"), migrations: noteMigrations)
         }
@@ -62,14 +65,14 @@ struct SQLiteTenantTraitTests {
         #expect(ScopedValues.current.tenant == tenant("acme"))
         #expect(try await writeAndRead("acme") == ["acme"])
         // The suite's database, as a scope of no tenant sees it, holds nothing of the tenant's.
-        let root = ScopeRoot { _ in }
+        let root = ScopeRoot(observers: [Tenancy()]) { _ in }
         #expect(try await root.withScope { try await writeAndRead("plain") } == ["plain"])
         #expect(try await root.withScope(tenant: tenant("other")) { try await writeAndRead("other") } == ["other"])
         await root.shutdown()
     }
 
     @Test func aRootBuiltInTheTestGivesEachOfItsTenantsADatabase() async throws {
-        let root = ScopeRoot { _ in }
+        let root = ScopeRoot(observers: [Tenancy()]) { _ in }
         for name in ["x", "y", "x"] {
             let seen = try await root.withScope(tenant: tenant(name)) { try await writeAndRead(name) }
             #expect(seen.allSatisfy { $0 == name })

@@ -1,10 +1,11 @@
 @testable import Scoped
 import ScopedReload
+import ScopedTenants
 import Synchronization
 import Testing
 
 /// Writes every event it is told into a shared journal, prefixed with its name.
-private struct JournalObserver: ReloadObserver {
+private struct JournalObserver: ReloadObserver, TenantObserver {
     let name: String
     let journal: Journal
     /// Whether `forRoot` declines: then the root must never call it.
@@ -106,7 +107,8 @@ struct ScopeObserverTests {
         )
         journal.clear()
         await root.shutdown()
-        #expect(journal.all == ["A tenants 0", "A close appClock success"])
+        // No tenancy installed: nothing is told of tenants.
+        #expect(journal.all == ["A close appClock success"])
     }
 
     @Test func anObserverTakesOnlyTheEventsItAsksForAndRefusedReadsAreMarked() async throws {
@@ -207,7 +209,7 @@ struct ScopeObserverTests {
 
     @Test func tenantsAndReloadsAreToldToTheRootTheyConcern() async throws {
         let observer = JournalObserver(name: "A", journal: journal)
-        let first = ScopeRoot(startingFrom: ScopedValues(), observers: [observer]) { _ in }
+        let first = ScopeRoot(startingFrom: ScopedValues(), observers: [observer, Tenancy()]) { _ in }
         let acme = try #require(TenantID("acme"))
         try await first.withScope(tenant: acme) { _ = try await ScopedValues.current.service(SessionKey.self) }
         #expect(journal.all.contains("A tenants 1"))

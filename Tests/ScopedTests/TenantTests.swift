@@ -1,5 +1,6 @@
 @testable import Scoped
 import ScopedReload
+import ScopedTenants
 import ScopedTestSupport
 import Synchronization
 import Testing
@@ -82,10 +83,12 @@ private func makeTenantRoot(
     let probe = LifetimeProbe()
     let root = ScopeRoot(
         startingFrom: ScopedValues(),
-        tenancy: Tenancy(maximumOpen: maximumOpen, idleTimeout: idleTimeout) { id, values in
-            guard id.rawValue != "unknown" else { throw ProbeFailure(message: "unknown tenant") }
-            values.tenantLabel = "label of \(id)"
-        }
+        observers: [
+            Tenancy(maximumOpen: maximumOpen, idleTimeout: idleTimeout) { id, values in
+                guard id.rawValue != "unknown" else { throw ProbeFailure(message: "unknown tenant") }
+                values.tenantLabel = "label of \(id)"
+            }
+        ]
     ) {
         $0.probe = probe
         $0.failingTenants = failing
@@ -152,7 +155,8 @@ struct TenantTests {
                                     written.add(1)
                                 }
                             }
-                        } catch ScopedError.tenantCapacity(let limit) {
+                        } catch let error as TenantCapacityError {
+                            let limit = error.limit
                             #expect(limit == 20)
                         }
                         #expect(root.tenantStatistics.open <= 20)
@@ -204,11 +208,11 @@ struct TenantTests {
         let second = try root.openScope(tenant: tenant("third"))
         #expect(root.tenantStatistics == TenantStatistics(open: 2, evicted: 2))
         // Both open tenants have a scope open: no room.
-        #expect(throws: ScopedError.tenantCapacity(limit: 2)) {
+        #expect(throws: TenantCapacityError(limit: 2)) {
             try root.openScope(tenant: tenant("fourth"))
         }
         var ran = false
-        await #expect(throws: ScopedError.tenantCapacity(limit: 2)) {
+        await #expect(throws: TenantCapacityError(limit: 2)) {
             try await root.withScope(tenant: tenant("fourth")) { ran = true }
         }
         #expect(!ran)
@@ -225,7 +229,9 @@ struct TenantTests {
         let failing = Mutex<Set<String>>(["broken"])
         let root = ScopeRoot(
             startingFrom: ScopedValues(),
-            tenancy: Tenancy { _, values in values.failingTenants = failing.withLock { $0 } }
+            observers: [
+                Tenancy { _, values in values.failingTenants = failing.withLock { $0 } }
+            ]
         ) { $0.probe = probe }
         do {
             try await root.withScope(tenant: tenant("broken")) {
@@ -251,9 +257,11 @@ struct TenantTests {
         // A failing store is not kept: evicted and reopened, the tenant builds it again.
         let evictingRoot = ScopeRoot(
             startingFrom: ScopedValues(),
-            tenancy: Tenancy(idleTimeout: .milliseconds(1)) { _, values in
-                values.failingTenants = failing.withLock { $0 }
-            }
+            observers: [
+                Tenancy(idleTimeout: .milliseconds(1)) { _, values in
+                    values.failingTenants = failing.withLock { $0 }
+                }
+            ]
         ) { $0.probe = probe }
         failing.withLock { $0 = ["broken"] }
         await #expect(throws: TenantUnavailableError.self) {
@@ -322,7 +330,7 @@ struct TenantTests {
     @Test func aTenantReopenedWhileItsEvictedInstanceClosesBuildsOnlyOnceThatCloseEnded() async throws {
         let probe = LifetimeProbe()
         let gate = Barrier(parties: 2)
-        let root = ScopeRoot(startingFrom: ScopedValues(), tenancy: Tenancy(maximumOpen: 1, idleTimeout: nil)) {
+        let root = ScopeRoot(startingFrom: ScopedValues(), observers: [Tenancy(maximumOpen: 1, idleTimeout: nil)]) {
             $0.probe = probe
             $0.closeGate = gate
         }

@@ -1,9 +1,10 @@
 @testable import Scoped
+import ScopedTenants
 import ScopedTestSupport
 import Synchronization
 import Testing
 
-// The snippets of Tenants.md, verbatim between the markers, with a stand-in for the store.
+// The snippets of ScopedTenants' article, verbatim between the markers, with a stand-in for the store.
 
 /// A stand-in for a tenant's database: remembers its path and what was inserted.
 final class CatalogStore: Sendable {
@@ -41,9 +42,11 @@ struct TenantsArticleTests {
     @Test func theArticlesRootGivesAcmeItsOwnStoreClosedAtShutdown() async throws {
         // SNIPPET-BEGIN
         let root = ScopeRoot(
-            tenancy: Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
-                values.storeDirectory = "/var/lib/catalog/tenants"
-            }
+            observers: [
+                Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
+                    values.storeDirectory = "/var/lib/catalog/tenants"
+                }
+            ]
         )
         try await root.withScope(tenant: TenantID("acme")!) {
             let store = try await ScopedValues.current.service(CatalogStoreKey.self)
@@ -60,6 +63,7 @@ struct TenantsArticleTests {
     }
 
     @Test func everySnippetOfTheArticleIsHere() throws {
-        #expect(try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/Tenants.md") == ArticleSnippets.marked())
+        let article = "Sources/ScopedTenants/ScopedTenants.docc/ScopedTenants.md"
+        #expect(try ArticleSnippets.inArticle(article) == ArticleSnippets.marked())
     }
 }

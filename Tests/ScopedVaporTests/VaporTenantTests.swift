@@ -1,4 +1,5 @@
 import Scoped
+import ScopedTenants
 import ScopedVapor
 import Synchronization
 import Testing
@@ -26,7 +27,7 @@ private struct TenantEcho: Content {
 /// resolver names.
 struct VaporTenantTests {
     @Test func eachRequestRunsAsItsTenantAndSharesOnlyThatTenantsServices() async throws {
-        let root = ScopeRoot(tenancy: Tenancy(maximumOpen: 10))
+        let root = ScopeRoot(observers: [Tenancy(maximumOpen: 10)])
         try await withTestingApp { app in
             app.middleware.use(
                 RequestScopeMiddleware(

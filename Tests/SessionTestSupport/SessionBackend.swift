@@ -5,6 +5,7 @@ import ScopedDatabase
 public import ScopedPostgres
 public import ScopedSQLite
 import ScopedServiceLifecycle
+import ScopedTenants
 import ScopedTestSupport
 public import Testing
 
@@ -186,7 +187,8 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
             // The folder, and the database in it, outlive `body`.
             defer { withExtendedLifetime(folder) {} }
             return try await body { update in
-                ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self]) {
+                // Tenants open with the root's values: the adapters' tenant resolvers are tested on it.
+                ScopeRoot(services: [SQLiteDatabaseKey.self, SQLiteSessionKey.self], observers: [Tenancy()]) {
                     $0.sqliteConfiguration = configuration
                     update(&$0)
                 }
@@ -205,7 +207,10 @@ public enum SessionBackend: String, CaseIterable, CustomTestStringConvertible, S
             configuration.statementTimeout = statementTimeout
             configuration.leaseTimeout = leaseTimeout
             return try await body { [configuration] update in
-                ScopeRoot(services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]) {
+                ScopeRoot(
+                    services: [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self],
+                    observers: [Tenancy()]
+                ) {
                     $0.postgresConfiguration = configuration
                     update(&$0)
                 }

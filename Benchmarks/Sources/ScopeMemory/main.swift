@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Scoped
+import ScopedTenants
 
 // Bytes per open scope, from resident memory (/proc/<pid>/status, VmRSS):
 //
@@ -167,7 +168,7 @@ enum TenantHandleKey: ScopedServiceKey {
 /// one tenant service built, and measures what they hold while all are open.
 func measureTenants(_ count: Int) async throws -> [String] {
     func tenant(_ number: Int) -> TenantID { TenantID("tenant-\(number)")! }
-    let bounded = ScopeRoot(services: [TenantHandleKey.self], tenancy: Tenancy(maximumOpen: 100, idleTimeout: nil))
+    let bounded = ScopeRoot(services: [TenantHandleKey.self], observers: [Tenancy(maximumOpen: 100, idleTimeout: nil)])
     var afterTenth = 0
     let turnsBefore = residentMemory()
     for number in 0..<count {
@@ -184,7 +185,7 @@ func measureTenants(_ count: Int) async throws -> [String] {
     let afterAll = residentMemory()
     let evicted = bounded.tenantStatistics.evicted
     await bounded.shutdown()
-    let root = ScopeRoot(services: [TenantHandleKey.self], tenancy: Tenancy(idleTimeout: nil))
+    let root = ScopeRoot(services: [TenantHandleKey.self], observers: [Tenancy(idleTimeout: nil)])
     try await root.withScope(tenant: tenant(-1)) { _ = try await ScopedValues.current.service(TenantHandleKey.self) }
     let before = residentMemory()
     for number in 0..<count {

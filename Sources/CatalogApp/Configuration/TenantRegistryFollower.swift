@@ -8,6 +8,7 @@ import ScopedDiagnostics
 import ScopedReload
 import ScopedPostgres
 import ScopedSQLite
+import ScopedTenants
 import ServiceLifecycle
 import Synchronization
 

@@ -4,6 +4,7 @@ import MovieCatalog
 import Scoped
 import ScopedDiagnostics
 import ScopedSQLite
+import ScopedTenants
 
 /// The `tenants` section: where each tenant's SQLite file goes, how many tenants stay open and
 /// for how long, and each tenant's own settings from `Config/tenants/<id>.json`.

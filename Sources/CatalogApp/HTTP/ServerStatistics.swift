@@ -1,5 +1,6 @@
 import Scoped
 import ScopedReload
+import ScopedTenants
 
 /// The server's open scopes and database connections, for checking that nothing leaks, and
 /// which configuration it serves.

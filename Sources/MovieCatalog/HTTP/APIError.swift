@@ -6,6 +6,7 @@ import Scoped
 import ScopedDatabase
 import ScopedPostgres
 import ScopedSQLite
+import ScopedTenants
 
 /// An error the API reports to the client: a status, a stable code, a message, and the field
 /// at fault when there is one.
@@ -98,7 +99,8 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 code: "tenant_unavailable",
                 message: "Tenant \(error.tenant) is unavailable; retry shortly."
             )
-        case ScopedError.tenantCapacity(let limit):
+        case let error as TenantCapacityError:
+            let limit = error.limit
             logger.warning("Tenant capacity reached: \(limit) tenants open, each busy")
             self.init(
                 status: .serviceUnavailable,

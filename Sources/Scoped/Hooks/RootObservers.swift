@@ -8,6 +8,8 @@ struct RootObservers: Sendable {
     private let services: [any ScopeObserver]
     private let reads: [any ScopeObserver]
     private let appReads: [any ScopeObserver]
+    /// The first observer that opens tenants, if one does.
+    let tenantProvider: (any TenantProvider)?
 
     /// The observers `installed` ask to report to for a root with `services` registered (none
     /// for those that have nothing to observe).
@@ -17,6 +19,7 @@ struct RootObservers: Sendable {
         services = all.filter { $0.events.contains(.services) }
         reads = all.filter { $0.events.contains(.reads) }
         appReads = all.filter { $0.events.contains(.appReads) }
+        tenantProvider = all.lazy.compactMap { $0 as? any TenantProvider }.first
     }
 
     /// Whether an observer takes scopes opened and ended.
@@ -37,10 +40,6 @@ struct RootObservers: Sendable {
 
     func scopeEnded(_ outcome: ScopeOutcome) {
         for observer in scopes { observer.scopeEnded(outcome) }
-    }
-
-    func tenantsChanged(open: Int, evicted: Bool) {
-        for observer in all { observer.tenantsChanged(open: open, evicted: evicted) }
     }
 
     /// Tells the observers that take them of the read of `service` by the construction of

@@ -37,8 +37,6 @@
 public protocol ScopeObserver: Sendable {
     /// The events this observer takes: a root tells it only those, and an event no observer of
     /// the root takes costs nothing but an emptiness check. By default, all of them.
-    ///
-    /// Changes of the tenants are told to every observer.
     var events: ScopeObserverEvents { get }
 
     /// The observer that a root created with this one reports to, given the services
@@ -73,10 +71,6 @@ public protocol ScopeObserver: Sendable {
         outcome: ScopeOutcome,
         _ operation: () async throws -> Void
     ) async throws
-
-    /// The root's tenants changed: `open` are open now, after a tenant opened or closed, or was
-    /// evicted (`evicted`).
-    func tenantsChanged(open: Int, evicted: Bool)
 
     /// The construction of the service `reader` read the service `service`, or was refused it:
     /// `refusal` is the ``ScopedError/cycle(chain:)`` or ``ScopedError/captiveDependency(chain:)``
@@ -126,9 +120,6 @@ extension ScopeObserver {
     ) async throws {
         try await operation()
     }
-
-    /// Does nothing.
-    public func tenantsChanged(open: Int, evicted: Bool) {}
 
     /// Does nothing.
     public func serviceRead(

@@ -24,12 +24,19 @@ extension ScopeRoot {
     /// await root.shutdown()
     /// ```
     ///
-    /// - Parameter onLiveDefaultRead: Told the name of each live-only entry read without an
-    ///   override, on any of the roots.
+    /// - Parameters:
+    ///   - observers: What the test root reports to and opens its tenants with, as
+    ///     ``init(startingFrom:services:requirements:onCloseError:closeTimeout:observers:configure:)``
+    ///     takes them; none by default.
+    ///   - onLiveDefaultRead: Told the name of each live-only entry read without an override, on
+    ///     any of the roots.
     /// - Returns: A root with nothing set, to open the test's scope on.
-    public static func testRoot(onLiveDefaultRead: @escaping @Sendable (_ entry: String) -> Void) -> ScopeRoot {
+    public static func testRoot(
+        observers: [any ScopeObserver] = [],
+        onLiveDefaultRead: @escaping @Sendable (_ entry: String) -> Void
+    ) -> ScopeRoot {
         let observer = DefaultReadObserver(onLiveDefaultRead: onLiveDefaultRead, openWork: OpenWorkTracker())
-        return ScopeRoot(registry: ScopeRegistry(observer: observer, isTestRoot: true)) { _ in }
+        return ScopeRoot(registry: ScopeRegistry(observer: observer, isTestRoot: true, observers: observers)) { _ in }
     }
 
     /// The scopes still open on this test root and on the roots created in its scopes, each

@@ -23,14 +23,13 @@ public final class ScopeRoot: Sendable {
 
     /// Creates a root that sets no values of its own.
     ///
-    /// See ``init(startingFrom:services:requirements:onCloseError:closeTimeout:tenancy:observers:configure:)`` for
+    /// See ``init(startingFrom:services:requirements:onCloseError:closeTimeout:observers:configure:)`` for
     /// the parameters.
     public convenience init(
         services: [any ScopedServiceKey.Type] = [],
         requirements: [any Sendable.Type] = [],
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
-        tenancy: Tenancy = Tenancy(),
         observers: [any ScopeObserver] = []
     ) {
         self.init(
@@ -38,7 +37,6 @@ public final class ScopeRoot: Sendable {
             requirements: requirements,
             onCloseError: onCloseError,
             closeTimeout: closeTimeout,
-            tenancy: tenancy,
             observers: observers
         ) { _ in }
     }
@@ -66,11 +64,10 @@ public final class ScopeRoot: Sendable {
     ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
     ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
     ///     close, and costs a close no task of its own.
-    ///   - tenancy: how many tenants may be open, and when an idle one is evicted; see
-    ///     ``Tenancy``. Only scopes opened for a tenant use it.
     ///   - observers: what the root tells when its scopes open and end and its services are
-    ///     built and closed (ScopedInstrumentation's spans and metrics, for one); see
-    ///     ``ScopeObserver``. None by default.
+    ///     built and closed (ScopedInstrumentation's spans and metrics, for one), and what opens
+    ///     its tenants (ScopedTenants' `Tenancy`, a ``TenantProvider``); see ``ScopeObserver``.
+    ///     None by default.
     ///   - configure: sets the root's values.
     public convenience init(
         startingFrom base: ScopedValues? = nil,
@@ -78,7 +75,6 @@ public final class ScopeRoot: Sendable {
         requirements: [any Sendable.Type] = [],
         onCloseError: (@Sendable (ScopeCloseError) -> Void)? = nil,
         closeTimeout: Duration? = nil,
-        tenancy: Tenancy = Tenancy(),
         observers: [any ScopeObserver] = [],
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
@@ -89,7 +85,6 @@ public final class ScopeRoot: Sendable {
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 onCloseError: onCloseError ?? ScopeRegistry.logCloseError,
                 closeTimeout: closeTimeout,
-                tenancy: tenancy,
                 observer: base.node.observer,
                 observers: observers
             ),
@@ -115,7 +110,7 @@ public final class ScopeRoot: Sendable {
     }
 
     deinit {
-        rootContext.tenants.detach()
+        context.registry.observers.tenantProvider?.rootDiscarded()
         context.detach()
     }
 
@@ -161,7 +156,7 @@ public final class ScopeRoot: Sendable {
     public func shutdown() async {
         await rootContext.drain()
         // Tenant services may use app services: they close first.
-        await rootContext.tenants.shutdown()
+        await context.registry.observers.tenantProvider?.shutdown()
         let failures = await context.close(.success)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))

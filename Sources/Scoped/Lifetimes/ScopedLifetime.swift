@@ -10,7 +10,7 @@ public enum ScopedLifetime: String, Hashable, Sendable, Codable, CustomStringCon
     /// tenant's scopes only, and closed when the tenant is evicted, after its last scope ended.
     ///
     /// Read in a scope that belongs to no tenant, it throws ``ScopedError/outsideTenant(entry:)``.
-    /// See ``Tenancy``.
+    /// The tenants a root opens are its ``TenantProvider``'s: ScopedTenants' `Tenancy`.
     case tenant
     /// Built once per scope opened with `withScope`, on first use in it, and closed when that
     /// scope ends, told how it ended.

@@ -1,16 +1,18 @@
+import Synchronization
+
 /// Scopes of a tenant, opened on a root.
 extension ScopeRoot {
     /// Runs `operation` in a new scope of the tenant `tenant`, whose values are the tenant's
     /// changed by `update`; closes the services the scope built when the operation ends.
     ///
     /// The scope, and every scope opened inside it, belongs to `tenant`: its
-    /// ``ScopedLifetime/tenant`` services are `tenant`'s, opened with it if it was not open. See
-    /// ``Tenancy``. With `tenant` `nil`, this is ``withScope(_:operation:)``: what an adapter
-    /// whose resolver found no tenant opens.
+    /// ``ScopedLifetime/tenant`` services are `tenant`'s, opened with it if it was not open, by
+    /// the root's ``TenantProvider``. With `tenant` `nil`, this is ``withScope(_:operation:)``:
+    /// what an adapter whose resolver found no tenant opens.
     ///
-    /// - Throws: ``ScopedError/tenantCapacity(limit:)`` when the tenant could not open for lack
-    ///   of room, or what ``Tenancy/configure`` threw; then `operation` does not run. Otherwise
-    ///   as ``withScope(_:operation:)``.
+    /// - Throws: what the root's provider threw when the tenant could not open (no room, an
+    ///   unknown tenant), or ``ScopedError/noTenantProvider(tenant:)``; then `operation` does not
+    ///   run. Otherwise as ``withScope(_:operation:)``.
     @inlinable
     nonisolated(nonsending) public func withScope<R>(
         tenant: TenantID?,
@@ -27,7 +29,7 @@ extension ScopeRoot {
     /// See ``openScope(_:)`` and ``withScope(tenant:_:operation:)``. With `tenant` `nil`, this is
     /// ``openScope(_:)``.
     ///
-    /// - Throws: ``ScopedError/tenantCapacity(limit:)``, what ``Tenancy/configure`` threw, or
+    /// - Throws: what the root's provider threw, ``ScopedError/noTenantProvider(tenant:)``, or
     ///   what `update` threw; no scope is then opened.
     public func openScope(tenant: TenantID?, _ update: (inout ScopedValues) throws -> Void = { _ in }) throws -> Scope {
         guard let tenant else { return try openScope(update) }
@@ -35,7 +37,38 @@ extension ScopeRoot {
         return Scope(opened: values, context)
     }
 
-    /// Opens a scope of `tenant`, counted open on the tenant and on this root.
+    /// Opens the tenant `id` of this root, for a ``TenantProvider``.
+    ///
+    /// - Parameters:
+    ///   - id: the tenant.
+    ///   - base: the values the tenant starts from (what the provider was given).
+    ///   - predecessor: the close of the tenant's previous instance, if it is still running: the
+    ///     tenant builds no service before it ends, so that a tenant's file is never opened while
+    ///     its previous instance is still closing it.
+    ///   - configure: sets the tenant's values: its database's configuration, a variant.
+    /// - Returns: the owner of the tenant's services, with the values `base` changed by
+    ///   `configure`.
+    /// - Throws: what `configure` throws, or ``ScopedError/scopeEnded(entry:)`` once the root has
+    ///   shut down.
+    public func openTenant(
+        _ id: TenantID,
+        startingFrom base: ScopedValues,
+        after predecessor: Task<Void, Never>? = nil,
+        configure: (inout ScopedValues) throws -> Void
+    ) throws -> OpenTenant {
+        guard context.state.withLock({ $0.node != nil }) else {
+            throw ScopedError.scopeEnded(entry: "tenant \(id)")
+        }
+        let tenantContext = ScopeContext(tenant: id, of: context, after: predecessor)
+        // A base of its own, so that a read in a tenant's scope probes at most two tables.
+        var values = ScopedValues(node: base.node.flattened(depth: 1, scope: tenantContext))
+        try configure(&values)
+        tenantContext.attach(values.node)
+        return OpenTenant(id: id, values: values, context: tenantContext)
+    }
+
+    /// Opens a scope of `tenant`, reserved on the tenant by the root's provider and counted open
+    /// on the root.
     ///
     /// On a test root, a tenant not open yet that is opened from one of the root's own scopes (a
     /// suite's scope) starts from that scope's values.
@@ -44,33 +77,24 @@ extension ScopeRoot {
         _ tenant: TenantID,
         _ update: (inout ScopedValues) throws -> Void
     ) throws -> (values: ScopedValues, context: ScopeContext) {
-        guard context.registry.isTestRoot else { return try context.openTenantScope(tenant, update) }
-        let current = ScopedValues.current
-        let opener = current.scope.flatMap { $0.root === context ? current : nil }
-        return try context.openTenantScope(tenant, update, base: opener)
+        guard let provider = context.registry.observers.tenantProvider else {
+            throw ScopedError.noTenantProvider(tenant: tenant)
+        }
+        var base = values
+        if context.registry.isTestRoot, case let current = ScopedValues.current, current.scope?.root === context {
+            base = current
+        }
+        let opened = try provider.tenant(tenant, of: self, startingFrom: base)
+        return try opened.values.openChildScope(of: opened.context, update, countedInTenant: true)
     }
+}
 
-    /// Evicts the tenant `tenant` now, and returns once its services have closed.
+extension ScopedValues {
+    /// The tenant the current scope belongs to, fixed when the scope was opened; `nil` in the
+    /// root's own values and in scopes of no tenant.
     ///
-    /// For a tenant whose settings changed, or that was suspended or deleted: its next scope
-    /// opens it afresh, through ``Tenancy/configure`` (which may refuse it), with services built
-    /// anew, and never before the evicted tenant's services have closed. The scopes open on it
-    /// now, and the work handed off from them, finish on the services they have; those close
-    /// when the last of them ends, as they would at the root's shutdown.
-    ///
-    /// ```swift
-    /// registry.suspend(tenant)  // what your Tenancy.configure reads, so that it refuses the tenant
-    /// await root.evictTenant(tenant)  // in-flight requests finish, then its services close
-    /// ```
-    ///
-    /// - Returns: whether the tenant was open; `false` when it was not, and nothing was done.
-    @discardableResult
-    public func evictTenant(_ tenant: TenantID) async -> Bool {
-        await rootContext.tenants.evict(tenant)
-    }
-
-    /// How many tenants this root has open, and how many it has evicted.
-    public var tenantStatistics: TenantStatistics {
-        rootContext.tenants.statistics
-    }
+    /// Scopes opened inside a tenant's scope (a `withScope`, work handed off with `handOff`)
+    /// belong to the same tenant, and so do the tenant's ``ScopedLifetime/tenant`` services
+    /// while they are built.
+    public var tenant: TenantID? { scope?.tenantID }
 }

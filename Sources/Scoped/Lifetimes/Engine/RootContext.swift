@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What an application root has beside the app services it builds: the slots it publishes
-/// them in, its open scopes and tenants, who watches its services, and what a reload carried
+/// them in, its open scopes, who watches its services, and what a reload carried
 /// over to or from it.
 ///
 /// A root's ``ScopeContext`` builds and closes its services as any scope's does; this holds
@@ -31,8 +31,6 @@ final class RootContext: Sendable {
     let published: [PublishedService]
     /// The scopes opened on the root and not yet closed.
     let openScopes = OpenScopes()
-    /// The root's open tenants.
-    let tenants: TenantDirectory
     /// Taken only inside the lock of the root's ``ScopeContext`` (never the other way round),
     /// so that a service's build, adoption or close and the watchers and carry-over sets that
     /// concern it change together.
@@ -40,7 +38,6 @@ final class RootContext: Sendable {
 
     init(registry: ScopeRegistry) {
         self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
-        self.tenants = TenantDirectory(tenancy: registry.tenancy, registry: registry)
     }
 
     /// The built app service `link` names, once published.

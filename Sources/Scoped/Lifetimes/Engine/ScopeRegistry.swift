@@ -39,8 +39,6 @@ final class ScopeRegistry: Sendable {
     /// How long a service's close may run before it is abandoned, for keys that do not say;
     /// `nil` waits for every close.
     let closeTimeout: Duration?
-    /// How the root keeps its tenants.
-    let tenancy: Tenancy
     /// Set on a test root: told when a test reads a live-only entry it did not override.
     let observer: DefaultReadObserver?
     /// Whether this is a test's own root, made by `withTestScope`; roots made inside a test
@@ -55,29 +53,17 @@ final class ScopeRegistry: Sendable {
         requirements: [Requirement] = [],
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.logCloseError,
         closeTimeout: Duration? = nil,
-        tenancy: Tenancy = Tenancy(),
         observer: DefaultReadObserver? = nil,
         isTestRoot: Bool = false,
         observers: [any ScopeObserver] = []
     ) {
         self.isTestRoot = isTestRoot
-        self.tenancy = tenancy
         self.services = services
         self.requirements = requirements
         self.onCloseError = onCloseError
         self.closeTimeout = closeTimeout
         self.observer = observer
         self.observers = RootObservers(observers, services: services.map(\.key))
-    }
-
-    /// Reports how many tenants the root has open, after a tenant opened or the root closed them.
-    func tenantCountChanged(open: Int) {
-        observers.tenantsChanged(open: open, evicted: false)
-    }
-
-    /// Reports a tenant evicted, and how many remain open.
-    func tenantEvicted(open: Int) {
-        observers.tenantsChanged(open: open, evicted: true)
     }
 
     /// Logs a close failure at `error` level with the label `Scoped`, where the process's

@@ -1,24 +1,18 @@
 import Synchronization
 
-/// A root's open tenants: opens one on the first scope that needs it, evicts idle ones, and
-/// closes each evicted tenant's services once its scopes have ended.
+/// A root's open tenants, the `TenantProvider` a ``Tenancy`` gives each root.
 ///
-/// One lock guards the table: a tenant is found, opened or evicted under it, and its count of
-/// open scopes is raised under it when a scope is opened for it. So a tenant with an open
-/// scope is never evicted, and a scope never opens on an evicted tenant. Scopes nested in a
-/// tenant's scope (a `withScope`, handed-off work) count themselves without the lock: their
-/// tenant has a scope open while they open.
-final class TenantDirectory: Sendable {
-    /// An open tenant: its context, which owns its services, and its values, which its scopes
-    /// start from.
-    struct Tenant: Sendable {
-        let context: ScopeContext
-        let values: ScopedValues
-    }
-
+/// It opens a tenant on the first scope that needs it, evicts idle ones, and closes each
+/// evicted tenant once its scopes have ended.
+///
+/// One lock guards the table: a tenant is found, opened or evicted under it, and a scope is
+/// reserved on it under it. So a tenant with an open scope is never evicted, and a scope never
+/// opens on an evicted tenant. Scopes nested in a tenant's scope (a `withScope`, handed-off
+/// work) count themselves without the lock: their tenant has a scope open while they open.
+final class TenantDirectory: TenantProvider {
     private struct State {
-        var open: [TenantID: Tenant] = [:]
-        /// The close of each evicted tenant whose services are still closing: the latest, by ID.
+        var open: [TenantID: OpenTenant] = [:]
+        /// The close of each evicted tenant that is still closing: the latest, by ID.
         ///
         /// The tenant's next instance builds nothing before it ends, so that a tenant's file is
         /// never opened while its previous instance is still closing it.
@@ -28,47 +22,49 @@ final class TenantDirectory: Sendable {
         var evicted = 0
         /// Evicts idle tenants while any is open and the tenancy has an idle timeout.
         var sweeper: Task<Void, Never>?
+        /// The root's observers told of changes of its tenants, found when the first tenant opens.
+        var observers: [any TenantObserver]?
         var isShutDown = false
     }
 
     let tenancy: Tenancy
-    private let registry: ScopeRegistry
     private let state = Mutex(State())
 
-    init(tenancy: Tenancy, registry: ScopeRegistry) {
+    init(tenancy: Tenancy) {
         self.tenancy = tenancy
-        self.registry = registry
     }
 
-    /// The tenant `id` of `root`, opened with `rootValues` under its own if it is not open,
-    /// with one more scope counted open on it: the caller opens that scope.
+    /// Takes none of a root's events.
+    var events: ScopeObserverEvents { [] }
+
+    /// The tenant `id` of `root`], opened from `base` if it is not open, with one scope
+    /// reserved on it.
     ///
-    /// - Throws: ``ScopedError/tenantCapacity(limit:)`` when ``Tenancy/maximumOpen`` tenants
-    ///   are open and each has a scope open; what ``Tenancy/configure`` throws;
-    ///   ``ScopedError/scopeEnded(entry:)`` once the root has shut down.
-    func acquire(_ id: TenantID, root: ScopeContext, rootValues: ScopedValues) throws -> Tenant {
+    /// - Throws: ``TenantCapacityError`` when ``Tenancy/maximumOpen`` tenants are open and each
+    ///   has a scope open; what ``Tenancy/configure`` throws; `ScopedError.scopeEnded(entry:)`
+    ///   once the root has shut down.
+    func tenant(_ id: TenantID, of root: ScopeRoot, startingFrom base: ScopedValues) throws -> OpenTenant {
         try state.withLock { state in
             guard !state.isShutDown else { throw ScopedError.scopeEnded(entry: "tenant \(id)") }
             if let tenant = state.open[id] {
-                tenant.context.openScopes?.opened()
+                tenant.reserveScope()
                 return tenant
             }
-            let context = ScopeContext(tenant: id, of: root, after: state.closing[id]?.task)
-            // A base of its own, so that a read in a tenant's scope probes at most two tables.
-            var values = ScopedValues(node: rootValues.node.flattened(depth: 1, scope: context))
-            try tenancy.configure(id, &values)
+            let tenant = try root.openTenant(id, startingFrom: base, after: state.closing[id]?.task) { values in
+                try tenancy.configure(id, &values)
+            }
             if let limit = tenancy.maximumOpen, state.open.count >= limit {
                 guard let idlest = Self.leastRecentlyUsedIdle(in: state.open) else {
-                    throw ScopedError.tenantCapacity(limit: limit)
+                    tenant.detach()
+                    throw TenantCapacityError(limit: limit)
                 }
                 evict(idlest, from: &state)
             }
-            context.attach(values.node)
-            context.openScopes?.opened()
-            let tenant = Tenant(context: context, values: values)
+            tenant.reserveScope()
             state.open[id] = tenant
             startSweeping(&state)
-            registry.tenantCountChanged(open: state.open.count)
+            if state.observers == nil { state.observers = root.observers((any TenantObserver).self) }
+            tell(&state, evicted: false)
             return tenant
         }
     }
@@ -93,28 +89,26 @@ final class TenantDirectory: Sendable {
         return true
     }
 
-    /// Evicts every tenant, then waits for every tenant's services to close.
-    ///
-    /// For a root that shuts down, once its scopes have drained; later scopes of a tenant are
-    /// refused.
-    func shutdown() async {
+    /// Evicts every tenant, then waits for every tenant's services to close; later scopes of a
+    /// tenant are refused.
+    nonisolated(nonsending) func shutdown() async {
         let closing = state.withLock { state -> [Task<Void, Never>] in
             state.isShutDown = true
             state.sweeper?.cancel()
             state.sweeper = nil
             for id in state.open.keys { close(state.open.removeValue(forKey: id)!, in: &state) }
-            registry.tenantCountChanged(open: 0)
+            tell(&state, evicted: false)
             return state.closing.values.map(\.task)
         }
         for task in closing { await task.value }
     }
 
-    /// Forgets every open tenant without closing its services, for a root discarded without
-    /// shutting down: breaks each tenant's cycle with its node.
-    func detach() {
+    /// Forgets every open tenant without closing its services, breaking each tenant's cycle
+    /// with its values.
+    func rootDiscarded() {
         state.withLock { state in
             state.sweeper?.cancel()
-            for tenant in state.open.values { tenant.context.detach() }
+            for tenant in state.open.values { tenant.detach() }
             state.open = [:]
         }
     }
@@ -123,12 +117,9 @@ final class TenantDirectory: Sendable {
     ///
     /// - Returns: whether a tenant is still open, so sweeping goes on.
     private func sweep(idleTimeout: Duration) -> Bool {
-        let now = NanosecondClock.nanoseconds()
-        let timeout = NanosecondClock.nanoseconds(idleTimeout)
-        return state.withLock { state in
+        state.withLock { state in
             for (id, tenant) in state.open {
-                guard let scopes = tenant.context.openScopes, scopes.count == 0, now - scopes.idleSince >= timeout
-                else { continue }
+                guard let idle = tenant.idleTime, idle >= idleTimeout else { continue }
                 evict(id, from: &state)
             }
             if state.open.isEmpty { state.sweeper = nil }
@@ -153,17 +144,21 @@ final class TenantDirectory: Sendable {
     private func evict(_ id: TenantID, from state: inout State) {
         guard let tenant = state.open.removeValue(forKey: id) else { return }
         state.evicted += 1
-        registry.tenantEvicted(open: state.open.count)
+        tell(&state, evicted: true)
         close(tenant, in: &state)
     }
 
-    /// Starts closing `tenant`'s services, in a task the state keeps until they have closed.
+    /// Tells the root's tenant observers how many tenants are open now.
+    private func tell(_ state: inout State, evicted: Bool) {
+        for observer in state.observers ?? [] { observer.tenantsChanged(open: state.open.count, evicted: evicted) }
+    }
+
+    /// Starts closing `tenant`, in a task the state keeps until its services have closed.
     ///
     /// Created under the lock, so that the task, which takes the lock to remove itself, finds
     /// itself there.
-    private func close(_ tenant: Tenant, in state: inout State) {
-        guard let id = tenant.context.tenantID else { return }
-        let registry = registry
+    private func close(_ tenant: OpenTenant, in state: inout State) {
+        let id = tenant.id
         let previous = state.closing[id]?.task
         state.closes += 1
         let number = state.closes
@@ -172,10 +167,7 @@ final class TenantDirectory: Sendable {
             await previous?.value
             // A tenant is evicted with no scope open, unless one was opened from the values of
             // a scope that had closed: its services wait for that one.
-            await tenant.context.openScopes?.drained()
-            let failures = await tenant.context.close(.success)
-            if !failures.isEmpty { registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success)) }
-            tenant.context.detach()
+            await tenant.close()
             self?.closed(id, number: number)
         }
         state.closing[id] = (number, task)
@@ -189,11 +181,11 @@ final class TenantDirectory: Sendable {
     }
 
     /// The open tenant with no open scope that has been idle longest, if one is.
-    private static func leastRecentlyUsedIdle(in open: [TenantID: Tenant]) -> TenantID? {
-        var idlest: (id: TenantID, since: Int64)?
+    private static func leastRecentlyUsedIdle(in open: [TenantID: OpenTenant]) -> TenantID? {
+        var idlest: (id: TenantID, idle: Duration)?
         for (id, tenant) in open {
-            guard let scopes = tenant.context.openScopes, scopes.count == 0 else { continue }
-            if scopes.idleSince < idlest?.since ?? .max { idlest = (id, scopes.idleSince) }
+            guard let idle = tenant.idleTime else { continue }
+            if idle > idlest?.idle ?? .nanoseconds(-1) { idlest = (id, idle) }
         }
         return idlest?.id
     }

@@ -1,23 +1,28 @@
 /// How an application root keeps its tenants: how many may be open, when an idle one is
 /// evicted, and what each one's values are.
 ///
-/// A tenant opens on the first scope opened for it (``ScopeRoot/withScope(tenant:_:operation:)``
-/// or a server adapter's tenant resolver). Its ``ScopedLifetime/tenant`` services are built on
+/// A tenant opens on the first scope opened for it (`ScopeRoot.withScope(tenant:_:operation:)`
+/// or a server adapter's tenant resolver). Its `ScopedLifetime.tenant` services are built on
 /// first use and shared by its scopes only. It is evicted, and its services closed newest
 /// first, once it has had no open scope for ``idleTimeout``, or sooner when ``maximumOpen``
 /// tenants are open and another needs room: then the least recently used idle one goes. A
 /// tenant with a scope open is never evicted; when every open tenant has one, a new tenant's
-/// scope is refused with ``ScopedError/tenantCapacity(limit:)``.
+/// scope is refused with ``TenantCapacityError``.
+///
+/// A root opens tenants once a tenancy is among its observers: it gives each root a directory
+/// of its own, the root's `TenantProvider`.
 ///
 /// ```swift
 /// let root = ScopeRoot(
 ///     services: [SQLiteTenantDatabaseKey.self, SQLiteSessionKey.self],
-///     tenancy: Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
-///         values.sqliteConfiguration = SQLiteConfiguration(path: "tenants/\(tenant).sqlite")
-///     }
+///     observers: [
+///         Tenancy(maximumOpen: 100, idleTimeout: .seconds(300)) { tenant, values in
+///             values.sqliteConfiguration = SQLiteConfiguration(path: "tenants/\(tenant).sqlite")
+///         }
+///     ]
 /// )
 /// ```
-public struct Tenancy: Sendable {
+public struct Tenancy: ScopeObserver {
     /// How many tenants may be open at once; `nil` for no bound.
     ///
     /// An evicted tenant no longer counts, while its services close beside the tenant that took
@@ -51,18 +56,12 @@ public struct Tenancy: Sendable {
         self.idleTimeout = idleTimeout
         self.configure = configure
     }
-}
 
-/// How many tenants a root has open, and how many it has evicted since it was created.
-public struct TenantStatistics: Hashable, Sendable, Codable {
-    /// Tenants open now; evicted ones whose services are still closing are not counted.
-    public var open: Int
-    /// Tenants evicted since the root was created, for being idle or to make room.
-    public var evicted: Int
+    /// Takes none: a tenancy opens tenants, and is told nothing.
+    public var events: ScopeObserverEvents { [] }
 
-    /// Statistics with the counts given.
-    public init(open: Int, evicted: Int) {
-        self.open = open
-        self.evicted = evicted
+    /// A directory of this root's tenants, kept by these rules.
+    public func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)? {
+        TenantDirectory(tenancy: self)
     }
 }
