@@ -33,7 +33,7 @@ package enum CatalogServer {
     ///     nothing and runs no instrumentation code).
     ///   - logger: where a close that failed or was abandoned is logged.
     /// - Returns: the root, not yet validated.
-    /// - Throws: ``ScopedError/unknownVariant(entry:variant:known:)`` for a repository variant
+    /// - Throws: `UnknownVariantError` for a repository variant
     ///   that was not registered.
     static func makeRoot(
         _ configuration: AppConfiguration,

@@ -23,8 +23,6 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
     case noTenantProvider(tenant: TenantID)
     /// A service was read after the scope that owns it had ended.
     case scopeEnded(entry: String)
-    /// A variant was selected that the application root did not register.
-    case unknownVariant(entry: String, variant: String, known: [String])
     /// Work handed off with ``handOff(timeout:fileID:line:operation:)`` ran past its timeout and was
     /// cancelled; its scope closed as ``ScopeOutcome/cancelled``.
     case timedOut(after: Duration)
@@ -57,11 +55,6 @@ public enum ScopedError: Error, Hashable, Sendable, CustomStringConvertible {
         case .scopeEnded(let entry):
             "\(entry) was read after the scope that owns it had ended; "
                 + "work that outlives its scope must be handed off with `handOff(timeout:) { … }`."
-        case .unknownVariant(let entry, let variant, let known):
-            "Unknown variant '\(variant)' of entry '\(entry)'. "
-                + (known.isEmpty
-                    ? "The application root registered no variants of '\(entry)'."
-                    : "Known variants: \(known.joined(separator: ", ")).")
         case .timedOut(let timeout):
             "Handed-off work was still running after its timeout of \(timeout) and was cancelled."
         }

@@ -126,13 +126,13 @@ struct VariantTests {
     }
 
     @Test func unknownVariantIsAnErrorListingTheKnownOnes() throws {
-        let error = try #require(throws: ScopedError.self) {
+        let error = try #require(throws: UnknownVariantError.self) {
             try ScopeRoot {
                 $0.variants = makeVariants()
                 try $0.selectVariant("postgres", of: "titles")
             }
         }
-        #expect(error == .unknownVariant(entry: "titles", variant: "postgres", known: ["fixture", "production"]))
+        #expect(error == UnknownVariantError(entry: "titles", variant: "postgres", known: ["fixture", "production"]))
         #expect(error.description.contains("Known variants: fixture, production"))
     }
 }

@@ -13,12 +13,12 @@ extension ScopedValues {
     /// is ``EntryOrigin/configuration``; selected when a scope opens, it is an override at
     /// that scope's depth. ``describe()`` names the variant either way.
     ///
-    /// - Throws: `ScopedError.unknownVariant(entry:variant:known:)` naming the variants that
-    ///   exist, when ``variants`` has no such variant.
+    /// - Throws: ``UnknownVariantError`` naming the variants that exist, when ``variants`` has
+    ///   no such variant.
     public mutating func selectVariant(_ variant: String, of entry: String) throws {
         let variants = self.variants
         guard let apply = variants.variant(variant, of: entry) else {
-            throw ScopedError.unknownVariant(entry: entry, variant: variant, known: variants.names(of: entry))
+            throw UnknownVariantError(entry: entry, variant: variant, known: variants.names(of: entry))
         }
         apply(&self)
         self[SelectedVariantsKey.self][entry] = SelectedVariant(name: variant, depth: depth)
