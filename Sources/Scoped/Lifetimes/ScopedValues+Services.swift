@@ -43,22 +43,9 @@ extension ScopedValues {
         if let observer = node.observer, let provided = observer.providedServiceBox(key) { return provided }
         guard let scope else { throw ScopedError.outsideRoot(entry: key.name) }
         let link = ConstructionChain.Link(erasing: key)
-        let owner: ScopeContext
-        switch link.lifetime {
-        case .app:
-            owner = scope.root
-        case .tenant:
-            guard let tenant = scope.tenant else {
-                try scope.checkRefusedRead(of: link)
-                throw ScopedError.outsideTenant(entry: key.name)
-            }
-            owner = tenant
-        case .scope:
-            guard scope.lifetime == .scope else {
-                try scope.checkRefusedRead(of: link)
-                throw ScopedError.outsideScope(entry: key.name)
-            }
-            owner = scope
+        guard let owner = scope.owner(at: link.lifetime) else {
+            try scope.checkRefusedRead(of: link)
+            throw link.lifetime == .tenant ? ScopedError.outsideTenant(entry: key.name) : .outsideScope(entry: key.name)
         }
         return try await owner.service(link, make: make)
     }
@@ -68,7 +55,7 @@ extension ScopedValues {
     /// tenant, and not outside every root.
     ///
     /// What a database layer asks before it routes a statement to the scope's transaction.
-    public var isInScope: Bool { scope?.lifetime == .scope }
+    public var isInScope: Bool { scope?.level == .scope }
 
     /// The ``ScopedLifetime/scope`` service `key` names, without waiting: the innermost
     /// scope's (or what a test set), made with `make` now if that scope has not built it yet.

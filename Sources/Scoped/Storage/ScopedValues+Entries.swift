@@ -66,12 +66,7 @@ extension ScopedValues {
     public var registeredServices: [RegisteredService] {
         (scope?.registry.services ?? [])
             .map { service in
-                let owner: ScopeContext? =
-                    switch service.lifetime {
-                    case .app: scope?.root
-                    case .tenant: scope?.tenant
-                    case .scope: scope?.lifetime == .scope ? scope : nil
-                    }
+                let owner = scope?.owner(at: service.lifetime)
                 return RegisteredService(
                     name: service.name,
                     valueType: service.valueType,

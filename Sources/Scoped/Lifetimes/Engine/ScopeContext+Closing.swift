@@ -14,7 +14,7 @@ extension ScopeContext {
         if built.isEmpty { return [] }
         let failures = await close(built, in: node, outcome: outcome)
         // Only a root is watched; a request's scope skips the lock.
-        if case .root(let root) = role, case let watchers = root.state.withLock({ $0.closeWatchers }),
+        if let root = rootContext, case let watchers = root.state.withLock({ $0.closeWatchers }),
             !watchers.isEmpty
         {
             for entry in built {
@@ -47,7 +47,7 @@ extension ScopeContext {
                 }
             }
             // A root leaves what a reload carried over to or from it to the root that closes it.
-            if case .root(let root) = role, case let notClosed = root.state.withLock({ $0.notClosed }),
+            if let root = rootContext, case let notClosed = root.state.withLock({ $0.notClosed }),
                 !notClosed.isEmpty
             {
                 entries = SmallList(entries.filter { !notClosed.contains($0.id) })
@@ -97,11 +97,10 @@ extension ScopeContext {
     }
 
     /// Counts this scope closed on its root and its tenant, waking whoever waits for either to
-    /// drain; as ``countOpened(inTenant:)`` counted it open, without copying the role's
-    /// references out.
+    /// drain, as ``countOpened(inTenant:)`` counted it open.
     private func countClosed() {
-        guard case .scope(let root, let tenant) = role else { return }
-        if case .root(let context) = root.role { context.openScopes.closed() }
-        if let tenant, case .tenant(let context) = tenant.role { context.openScopes.closed() }
+        guard level == .scope, let parent else { return }
+        parent.openScopes?.closed()
+        if parent.level == .tenant { parent.parent?.openScopes?.closed() }
     }
 }

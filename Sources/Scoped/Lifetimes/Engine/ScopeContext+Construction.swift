@@ -77,7 +77,7 @@ extension ScopeContext {
     ) async throws -> AnyValueBox {
         // A tenant's resources (its file, its schema) are opened only once its previous
         // instance has closed them.
-        if case .tenant(let tenant) = role, let predecessorClose = tenant.predecessorClose {
+        if let predecessorClose = tenantContext?.predecessorClose {
             await predecessorClose.value
         }
         let box: AnyValueBox
@@ -180,7 +180,7 @@ extension ScopeContext {
             }
             state.entries[index].slot = .built(box, key: link.key, order: state.builtCount)
             state.builtCount += 1
-            guard case .root(let root) = role else { return (waiters, nil, true) }
+            guard let root = rootContext else { return (waiters, nil, true) }
             let watchers = root.state.withLock { $0.watchers }
             return (waiters, watchers.isEmpty ? nil : watchers, true)
         }

@@ -1,12 +1,15 @@
 import Synchronization
 
-/// A scope that owns services: an application root, a tenant of one, or a scope opened on one
-/// (a request's, or one opened with `withScope`).
+/// The owner of the services of one lifetime: an application root (``ScopedLifetime/app``), a
+/// tenant of one (``ScopedLifetime/tenant``), or a scope opened on one (``ScopedLifetime/scope``:
+/// a request's, or one opened with `withScope`).
 ///
-/// It builds each service once, on first use, shares one construction among concurrent first
-/// readers, and closes what it built, in reverse order, when it ends. That is all a request's
-/// scope has; what only a root or a tenant has is in its ``Role``: a ``RootContext`` or a
-/// ``TenantContext``.
+/// It builds each service of its level once, on first use, shares one construction among
+/// concurrent first readers, and closes what it built, in reverse order, when it ends. A
+/// service's owner is the nearest one at the service's lifetime, found through ``parent``: a
+/// scope's parent is its tenant (or its root when it has none), a tenant's is its root. One type
+/// for every level: what only a root or a tenant has is in a stored property that is `nil`
+/// elsewhere, never in a case matched across files.
 @usableFromInline
 final class ScopeContext: Sendable {
     /// A reader waiting for another task's construction; its ID lets it stop waiting when it
@@ -47,20 +50,21 @@ final class ScopeContext: Sendable {
         }
     }
 
-    /// What the scope is, and what it has beside its services.
-    enum Role: Sendable {
-        /// An application root.
-        case root(RootContext)
-        /// A tenant of a root.
-        case tenant(TenantContext)
-        /// A scope opened on a root (a request's, or one opened with `withScope`), of a tenant
-        /// when `tenant` is set.
-        case scope(root: ScopeContext, tenant: ScopeContext?)
-    }
-
-    /// What the root registered: services, requirements, variants.
+    /// What the root registered: services, requirements, observers.
     let registry: ScopeRegistry
-    let role: Role
+    /// The lifetime of the services this owner builds.
+    let level: ScopedLifetime
+    /// The owner of the next longer lifetime; `nil` for a root.
+    ///
+    /// A scope's tenant, or its root when it has none; a tenant's root. A scope opened inside
+    /// another scope has the same parent.
+    let parent: ScopeContext?
+    /// For a root and a tenant: the scopes opened under it and not yet closed; `nil` for a scope.
+    let openScopes: OpenScopes?
+    /// What only a root has: its published services, watchers and carry-over.
+    let rootContext: RootContext?
+    /// What only a tenant has: its ID, and the close of its previous instance.
+    let tenantContext: TenantContext?
     let state = Mutex(State())
     /// The scope's one closed state: set once, under the state's lock, when the scope closes.
     ///
@@ -68,84 +72,65 @@ final class ScopeContext: Sendable {
     /// that a root's published services are read without the lock.
     let isClosed = Atomic<Bool>(false)
 
-    /// An application root's context.
-    init(root: RootContext, registry: ScopeRegistry) {
+    private init(
+        registry: ScopeRegistry,
+        level: ScopedLifetime,
+        parent: ScopeContext?,
+        openScopes: OpenScopes? = nil,
+        rootContext: RootContext? = nil,
+        tenantContext: TenantContext? = nil
+    ) {
         self.registry = registry
-        self.role = .root(root)
+        self.level = level
+        self.parent = parent
+        self.openScopes = openScopes
+        self.rootContext = rootContext
+        self.tenantContext = tenantContext
     }
 
-    /// A scope opened in `parent`'s scope: of its root, and of its tenant if it has one. (Matched
-    /// here, not read through ``tenant``: a root parent's case binds nothing, so no retain.)
-    init(childOf parent: ScopeContext) {
-        self.registry = parent.registry
-        self.role =
-            switch parent.role {
-            case .root: .scope(root: parent, tenant: nil)
-            case .tenant(let tenant): .scope(root: tenant.root, tenant: parent)
-            case .scope(let root, let tenant): .scope(root: root, tenant: tenant)
-            }
+    /// An application root's owner.
+    convenience init(root: RootContext, registry: ScopeRegistry) {
+        self.init(registry: registry, level: .app, parent: nil, openScopes: root.openScopes, rootContext: root)
     }
 
-    /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes.
+    /// A scope opened in `parent`'s scope: its services' owner, under its tenant or root.
+    convenience init(childOf parent: ScopeContext) {
+        self.init(registry: parent.registry, level: .scope, parent: parent.level == .scope ? parent.parent : parent)
+    }
+
+    /// The tenant `id` of `root`: it owns the tenant's services and counts its open scopes, and
+    /// how long it has had none.
     ///
     /// `predecessorClose`: the close of the tenant's previous instance, if it is still running;
     /// this one builds nothing before it ends.
-    init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
-        self.registry = root.registry
-        self.role = .tenant(TenantContext(id: id, root: root, predecessorClose: predecessorClose))
+    convenience init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
+        self.init(
+            registry: root.registry,
+            level: .tenant,
+            parent: root,
+            openScopes: OpenScopes(tracksIdleTime: true),
+            tenantContext: TenantContext(id: id, predecessorClose: predecessorClose)
+        )
     }
 
-    /// ``ScopedLifetime/app`` for a root, ``ScopedLifetime/tenant`` for a tenant of one,
-    /// ``ScopedLifetime/scope`` for a scope opened on one.
-    var lifetime: ScopedLifetime {
-        switch role {
-        case .root: .app
-        case .tenant: .tenant
-        case .scope: .scope
+    /// The owner of the services of `level` for this scope: itself or its nearest ancestor at
+    /// that level; `nil` when it has none (a tenant service read in a scope of no tenant, a
+    /// scope service read in a root's values).
+    @inline(__always)
+    func owner(at level: ScopedLifetime) -> ScopeContext? {
+        var owner = self
+        while owner.level != level {
+            guard let parent = owner.parent else { return nil }
+            owner = parent
         }
+        return owner
     }
 
     /// The application root this scope belongs to.
-    var root: ScopeContext {
-        switch role {
-        case .root: self
-        case .tenant(let tenant): tenant.root
-        case .scope(let root, _): root
-        }
-    }
-
-    /// The tenant this scope belongs to (itself, for a tenant); `nil` for a root and its
-    /// scopes of no tenant.
-    var tenant: ScopeContext? {
-        switch role {
-        case .root: nil
-        case .tenant: self
-        case .scope(_, let tenant): tenant
-        }
-    }
+    var root: ScopeContext { owner(at: .app) ?? self }
 
     /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
-    var tenantID: TenantID? {
-        switch role {
-        case .root: nil
-        case .tenant(let tenant): tenant.id
-        case .scope(_, let tenant): tenant?.tenantID
-        }
-    }
-
-    /// For a root or a tenant: the scopes opened on it and not yet closed; `nil` for a scope.
-    var openScopes: OpenScopes? {
-        switch role {
-        case .root(let root): root.openScopes
-        case .tenant(let tenant): tenant.openScopes
-        case .scope: nil
-        }
-    }
-
-    /// What only a root has; `nil` for a tenant and a scope.
-    var rootContext: RootContext? {
-        if case .root(let root) = role { root } else { nil }
-    }
+    var tenantID: TenantID? { owner(at: .tenant)?.tenantContext?.id }
 
     /// Records the node whose values this scope builds and closes its services with.
     func attach(_ node: ScopeNode) {
@@ -194,7 +179,7 @@ final class ScopeContext: Sendable {
         let chain = ConstructionChain.ofCurrentTask
         if let reader = chain.innermost?.link { try checkRead(of: link, by: reader, in: chain) }
         // A built app service of the root: its slot's lock only.
-        let published = if case .root(let root) = role { root.published(link) } else { AnyValueBox?.none }
+        let published = rootContext?.published(link)
         if let published, !isClosed.load(ordering: .acquiring) { return published }
         while true {
             switch try claim(link, in: chain) {

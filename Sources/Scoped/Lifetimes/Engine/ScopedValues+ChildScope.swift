@@ -40,7 +40,7 @@ extension ScopedValues {
         do {
             opened = try childScope(of: parent, update)
         } catch {
-            if countedInTenant { parent.tenant?.openScopes?.closed() }
+            if countedInTenant { parent.owner(at: .tenant)?.openScopes?.closed() }
             throw error
         }
         let (values, context) = opened
@@ -67,19 +67,20 @@ extension ScopedValues {
     /// }
     /// ```
     public func isInRequestScope(of root: ScopeRoot) -> Bool {
-        guard let scope, scope.lifetime == .scope else { return false }
+        guard let scope, scope.level == .scope else { return false }
         return scope.root === root.context
     }
 }
 
 extension ScopeContext {
     /// Counts this scope, just opened, open on its root, and on its tenant when `inTenant`.
-    ///
-    /// On every request's path: the role's references are used where they are, not copied out
-    /// (retained) as ``root`` and ``tenant`` return them.
     func countOpened(inTenant: Bool) {
-        guard case .scope(let root, let tenant) = role else { return }
-        if inTenant, let tenant, case .tenant(let context) = tenant.role { context.openScopes.opened() }
-        if case .root(let context) = root.role { context.openScopes.opened() }
+        guard level == .scope, let parent else { return }
+        if parent.level == .tenant {
+            if inTenant { parent.openScopes?.opened() }
+            parent.parent?.openScopes?.opened()
+        } else {
+            parent.openScopes?.opened()
+        }
     }
 }
