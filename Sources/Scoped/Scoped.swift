@@ -3,7 +3,7 @@
 //   `ScopedServiceKey`, `ScopedLifetime`, `ScopedError`, the `@Scoped`
 //   property wrapper and `withScopedValues`.
 // - `Scope…` names a scope itself and what happens to one: `ScopeRoot`, `ScopeOutcome`,
-//   `ScopeCloseError`, `ScopeProblem`, `withScope`; and the engine's `ScopeContext`,
+//   `ScopeCloseError`, `ScopeProblem`, `withScope`; and the engine's `ServiceOwner`,
 //   `ScopeRegistry` and `ScopeNode`.
 // - `Entry…` names what the storage says about one entry: `EntryKind`.
 // - `DeadlineWatchdog` is the adapter and database kit's one timer: it ends work past its

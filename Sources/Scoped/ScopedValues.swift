@@ -81,7 +81,7 @@ public struct ScopedValues: Sendable {
     public var isOnTestsOwnRoot: Bool { scope?.registry.isTestRoot == true }
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
-    var scope: ScopeContext? { node.scope }
+    var scope: ServiceOwner? { node.scope }
 
     /// Reads or sets the value of the entry `key`.
     ///

@@ -61,7 +61,7 @@ extension ScopedValues {
     /// The values of a child scope of these: one level deeper, in `scope` (or in this scope),
     /// marking the values set through them as set at that depth.
     @inlinable
-    func child(scope: ScopeContext? = nil) -> ScopedValues {
+    func child(scope: ServiceOwner? = nil) -> ScopedValues {
         ScopedValues(node: node.child(scope: scope ?? node.scope))
     }
 

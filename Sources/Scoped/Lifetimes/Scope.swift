@@ -22,7 +22,7 @@ import Synchronization
 public final class Scope: Sendable {
     /// The scope's values: what reads inside ``run(_:)`` resolve to.
     public let values: ScopedValues
-    @usableFromInline let context: ScopeContext
+    @usableFromInline let context: ServiceOwner
     private let isClosing = Atomic<Bool>(false)
 
     /// Opens a child scope of `parent`'s scope `context`, counted open on its root until it
@@ -32,7 +32,7 @@ public final class Scope: Sendable {
     /// it is made only when a test watches for such work.
     init<Failure: Error>(
         childOf parent: ScopedValues,
-        in context: ScopeContext,
+        in context: ServiceOwner,
         label: @autoclosure () -> String? = nil,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
@@ -40,7 +40,7 @@ public final class Scope: Sendable {
     }
 
     /// A scope opened already: `values` bound to `context`, counted open on its root.
-    init(opened values: ScopedValues, _ context: ScopeContext) {
+    init(opened values: ScopedValues, _ context: ServiceOwner) {
         self.values = values
         self.context = context
     }

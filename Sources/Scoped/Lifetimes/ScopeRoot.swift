@@ -16,7 +16,7 @@
 public final class ScopeRoot: Sendable {
     /// The root's values: what every scope opened on it starts from.
     public let values: ScopedValues
-    let context: ScopeContext
+    let context: ServiceOwner
     /// What the root has beside its services: its open scopes and tenants, its watchers, what a
     /// reload carried over.
     let rootContext: RootContext
@@ -100,7 +100,7 @@ public final class ScopeRoot: Sendable {
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         let rootContext = RootContext(registry: registry)
-        let context = ScopeContext(root: rootContext, registry: registry)
+        let context = ServiceOwner(root: rootContext, registry: registry)
         var values = ScopedValues(node: base.node.flattened(depth: 0, scope: context))
         try configure(&values)
         context.attach(values.node)

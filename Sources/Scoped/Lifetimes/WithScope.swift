@@ -35,7 +35,7 @@ nonisolated(nonsending) func runInChildScope<R>(
 @inlinable
 nonisolated(nonsending) func runInOpenScope<R>(
     _ values: ScopedValues,
-    _ context: ScopeContext,
+    _ context: ServiceOwner,
     operation: () async throws -> R
 ) async throws -> R {
     // The services close inside the scope's binding, so they need no binding of their own.

@@ -31,7 +31,7 @@ struct ScopeNode: Sendable {
     @inlinable
     var depth: Int { buffer.depth }
     @inlinable
-    var scope: ScopeContext? { buffer.scope }
+    var scope: ServiceOwner? { buffer.scope }
     @inlinable
     var observer: DefaultReadObserver? { buffer.observer }
 
@@ -63,7 +63,7 @@ struct ScopeNode: Sendable {
     /// A base node at `depth`, in `scope`, holding every entry this node sees: what an
     /// application root starts from.
     @inlinable
-    func flattened(depth: Int, scope: ScopeContext?) -> ScopeNode {
+    func flattened(depth: Int, scope: ServiceOwner?) -> ScopeNode {
         ScopeNode(buffer.flattened(depth: depth, scope: scope))
     }
 
@@ -71,7 +71,7 @@ struct ScopeNode: Sendable {
     ///
     /// Costs the entries set since this node's base, never the base's.
     @inlinable
-    func child(scope: ScopeContext?) -> ScopeNode {
+    func child(scope: ServiceOwner?) -> ScopeNode {
         ScopeNode(buffer.child(scope: scope))
     }
 

@@ -14,7 +14,7 @@
 @usableFromInline
 final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline let depth: Int
-    @usableFromInline let scope: ScopeContext?
+    @usableFromInline let scope: ServiceOwner?
     @usableFromInline let observer: DefaultReadObserver?
     /// The node whose entries this one sees through; `nil` for a base.
     @usableFromInline let base: ScopeNodeBuffer?
@@ -27,7 +27,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     private init(
         capacity: Int,
         depth: Int,
-        scope: ScopeContext?,
+        scope: ServiceOwner?,
         observer: DefaultReadObserver?,
         base: ScopeNodeBuffer?
     ) {
@@ -43,7 +43,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     static func make(
         capacity: Int,
         depth: Int,
-        scope: ScopeContext?,
+        scope: ServiceOwner?,
         observer: DefaultReadObserver? = nil,
         base: ScopeNodeBuffer? = nil
     ) -> ScopeNodeBuffer {
@@ -151,7 +151,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// A node at `depth`, in `scope`, over `base`, whose overlay is a copy of this node's with
     /// room for one more entry.
     @usableFromInline
-    func copy(depth: Int, scope: ScopeContext?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
+    func copy(depth: Int, scope: ServiceOwner?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
         let copy = Self.make(
             capacity: Self.capacity(for: count + 1),
             depth: depth,
@@ -166,7 +166,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
     /// its overlay's over them), with room for one more.
     @usableFromInline
-    func flattened(depth: Int, scope: ScopeContext?) -> ScopeNodeBuffer {
+    func flattened(depth: Int, scope: ServiceOwner?) -> ScopeNodeBuffer {
         guard let base else { return copy(depth: depth, scope: scope, base: nil) }
         let copy = Self.make(
             capacity: Self.capacity(for: base.count + count + 1),
@@ -186,7 +186,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// A child of a base gets its table with its first entry: a scope that sets nothing
     /// allocates none.
     @usableFromInline
-    func child(scope: ScopeContext?) -> ScopeNodeBuffer {
+    func child(scope: ServiceOwner?) -> ScopeNodeBuffer {
         let depth = self.depth + 1
         guard let base else {
             // A base with no entries (the empty root of everything) has nothing to see through.

@@ -11,9 +11,9 @@ public final class OpenTenant: Sendable {
     /// The tenant's values: the root's (or those it was opened from), changed as it opened.
     public let values: ScopedValues
     /// The owner of the tenant's services.
-    let context: ScopeContext
+    let context: ServiceOwner
 
-    init(id: TenantID, values: ScopedValues, context: ScopeContext) {
+    init(id: TenantID, values: ScopedValues, context: ServiceOwner) {
         self.id = id
         self.values = values
         self.context = context

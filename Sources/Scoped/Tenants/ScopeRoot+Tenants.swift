@@ -59,7 +59,7 @@ extension ScopeRoot {
         guard context.state.withLock({ $0.node != nil }) else {
             throw ScopedError.scopeEnded(entry: "tenant \(id)")
         }
-        let tenantContext = ScopeContext(tenant: id, of: context, after: predecessor)
+        let tenantContext = ServiceOwner(tenant: id, of: context, after: predecessor)
         // A base of its own, so that a read in a tenant's scope probes at most two tables.
         var values = ScopedValues(node: base.node.flattened(depth: 1, scope: tenantContext))
         try configure(&values)
@@ -76,7 +76,7 @@ extension ScopeRoot {
     func openTenantScope(
         _ tenant: TenantID,
         _ update: (inout ScopedValues) throws -> Void
-    ) throws -> (values: ScopedValues, context: ScopeContext) {
+    ) throws -> (values: ScopedValues, context: ServiceOwner) {
         guard let provider = context.registry.observers.tenantProvider else {
             throw ScopedError.noTenantProvider(tenant: tenant)
         }

@@ -38,7 +38,7 @@ extension ScopeRoot {
             }
         }
         let scopeValues: ScopedValues
-        let scope: ScopeContext
+        let scope: ServiceOwner
         do {
             (scopeValues, scope) = try values.childScope(of: context, update)
         } catch {

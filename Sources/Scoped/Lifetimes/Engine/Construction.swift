@@ -16,7 +16,7 @@ struct Construction: Hashable, Sendable {
     /// The scope building the service.
     let scope: ObjectIdentifier
 
-    init(link: ConstructionChain.Link, scope: ScopeContext) {
+    init(link: ConstructionChain.Link, scope: ServiceOwner) {
         self.link = link
         self.scope = ObjectIdentifier(scope)
     }

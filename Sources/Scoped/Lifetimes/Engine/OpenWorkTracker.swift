@@ -17,11 +17,11 @@ final class OpenWorkTracker: Sendable {
 
     /// Records `context` open, with the values it was opened with and, for handed-off work,
     /// where it was handed off.
-    func opened(_ context: ScopeContext, values: ScopedValues, label: String?) {
+    func opened(_ context: ServiceOwner, values: ScopedValues, label: String?) {
         open.withLock { $0[ObjectIdentifier(context)] = Open(values: values, label: label) }
     }
 
-    func closed(_ context: ScopeContext) {
+    func closed(_ context: ServiceOwner) {
         _ = open.withLock { $0.removeValue(forKey: ObjectIdentifier(context)) }
     }
 

@@ -4,11 +4,11 @@ import Synchronization
 /// them in, its open scopes, who watches its services, and what a reload carried
 /// over to or from it.
 ///
-/// A root's ``ScopeContext`` builds and closes its services as any scope's does; this holds
+/// A root's ``ServiceOwner`` builds and closes its services as any scope's does; this holds
 /// the rest, so that a request scope carries none of it.
 final class RootContext: Sendable {
     struct State {
-        /// Told each service the root builds, as it is built (``ScopeContext/watchBuiltServices(_:closed:)``).
+        /// Told each service the root builds, as it is built (``ServiceOwner/watchBuiltServices(_:closed:)``).
         var watchers: [@Sendable (any Sendable) -> Void] = []
         /// Told each service the root closes, once it has closed.
         var closeWatchers: [@Sendable (any Sendable) -> Void] = []
@@ -31,7 +31,7 @@ final class RootContext: Sendable {
     let published: [PublishedService]
     /// The scopes opened on the root and not yet closed.
     let openScopes = OpenScopes()
-    /// Taken only inside the lock of the root's ``ScopeContext`` (never the other way round),
+    /// Taken only inside the lock of the root's ``ServiceOwner`` (never the other way round),
     /// so that a service's build, adoption or close and the watchers and carry-over sets that
     /// concern it change together.
     let state = Mutex(State())

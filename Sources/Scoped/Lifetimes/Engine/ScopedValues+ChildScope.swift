@@ -3,7 +3,7 @@ extension ScopedValues {
     ///
     /// - Throws: ``ScopedError/outsideRoot(entry:)`` outside every root and test scope.
     @usableFromInline
-    func parentScope() throws(ScopedError) -> ScopeContext {
+    func parentScope() throws(ScopedError) -> ServiceOwner {
         guard let scope else { throw ScopedError.outsideRoot(entry: nil) }
         return scope
     }
@@ -13,10 +13,10 @@ extension ScopedValues {
     ///
     /// The caller closes the context.
     func childScope<Failure: Error>(
-        of parent: ScopeContext,
+        of parent: ServiceOwner,
         _ update: (inout ScopedValues) throws(Failure) -> Void
-    ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
-        let context = ScopeContext(childOf: parent)
+    ) throws(Failure) -> (values: ScopedValues, context: ServiceOwner) {
+        let context = ServiceOwner(childOf: parent)
         var values = child(scope: context)
         try update(&values)
         context.attach(values.node)
@@ -31,12 +31,12 @@ extension ScopedValues {
     /// closed again.
     @usableFromInline
     func openChildScope<Failure: Error>(
-        of parent: ScopeContext,
+        of parent: ServiceOwner,
         _ update: (inout ScopedValues) throws(Failure) -> Void,
         label: @autoclosure () -> String? = nil,
         countedInTenant: Bool = false
-    ) throws(Failure) -> (values: ScopedValues, context: ScopeContext) {
-        let opened: (values: ScopedValues, context: ScopeContext)
+    ) throws(Failure) -> (values: ScopedValues, context: ServiceOwner) {
+        let opened: (values: ScopedValues, context: ServiceOwner)
         do {
             opened = try childScope(of: parent, update)
         } catch {
@@ -72,7 +72,7 @@ extension ScopedValues {
     }
 }
 
-extension ScopeContext {
+extension ServiceOwner {
     /// Counts this scope, just opened, open on its root, and on its tenant when `inTenant`.
     func countOpened(inTenant: Bool) {
         guard level == .scope, let parent else { return }

@@ -6,7 +6,7 @@ enum ServiceCloser {
     /// - Returns: the closes that threw or were abandoned; every close is attempted.
     @inline(__always)
     nonisolated(nonsending) static func closeEach(
-        of entries: SmallList<ScopeContext.Entry>,
+        of entries: SmallList<ServiceOwner.Entry>,
         outcome: ScopeOutcome,
         registry: ScopeRegistry
     ) async -> [ScopeCloseError.Failure] {
@@ -53,7 +53,7 @@ enum ServiceCloser {
 
     /// The built entry with the largest `order` below `limit`, or `nil`.
     private static func newest(
-        in entries: SmallList<ScopeContext.Entry>,
+        in entries: SmallList<ServiceOwner.Entry>,
         before limit: Int
     ) -> (key: any ScopedServiceKey.Type, box: AnyValueBox, order: Int)? {
         // A scope that built one service, the common case, has nothing to compare (and

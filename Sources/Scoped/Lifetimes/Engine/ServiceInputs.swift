@@ -101,7 +101,7 @@ private struct ProvidedServiceReader<K: ScopedServiceKey>: InputReader {
 }
 
 /// Where a root records what an app service reads while it is built.
-extension ScopeContext {
+extension ServiceOwner {
     /// An empty node of this root on which an app service is built: every read falls through
     /// to an observer that answers it from the root's values and records it in `inputs`.
     func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {

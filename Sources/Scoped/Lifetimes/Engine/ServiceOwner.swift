@@ -11,7 +11,7 @@ import Synchronization
 /// for every level: what only a root or a tenant has is in a stored property that is `nil`
 /// elsewhere, never in a case matched across files.
 @usableFromInline
-final class ScopeContext: Sendable {
+final class ServiceOwner: Sendable {
     /// A reader waiting for another task's construction; its ID lets it stop waiting when it
     /// is cancelled.
     struct Waiter {
@@ -58,7 +58,7 @@ final class ScopeContext: Sendable {
     ///
     /// A scope's tenant, or its root when it has none; a tenant's root. A scope opened inside
     /// another scope has the same parent.
-    let parent: ScopeContext?
+    let parent: ServiceOwner?
     /// For a root and a tenant: the scopes opened under it and not yet closed; `nil` for a scope.
     let openScopes: OpenScopes?
     /// What only a root has: its published services, watchers and carry-over.
@@ -75,7 +75,7 @@ final class ScopeContext: Sendable {
     private init(
         registry: ScopeRegistry,
         level: ScopedLifetime,
-        parent: ScopeContext?,
+        parent: ServiceOwner?,
         openScopes: OpenScopes? = nil,
         rootContext: RootContext? = nil,
         tenantContext: TenantContext? = nil
@@ -94,7 +94,7 @@ final class ScopeContext: Sendable {
     }
 
     /// A scope opened in `parent`'s scope: its services' owner, under its tenant or root.
-    convenience init(childOf parent: ScopeContext) {
+    convenience init(childOf parent: ServiceOwner) {
         self.init(registry: parent.registry, level: .scope, parent: parent.level == .scope ? parent.parent : parent)
     }
 
@@ -103,7 +103,7 @@ final class ScopeContext: Sendable {
     ///
     /// `predecessorClose`: the close of the tenant's previous instance, if it is still running;
     /// this one builds nothing before it ends.
-    convenience init(tenant id: TenantID, of root: ScopeContext, after predecessorClose: Task<Void, Never>? = nil) {
+    convenience init(tenant id: TenantID, of root: ServiceOwner, after predecessorClose: Task<Void, Never>? = nil) {
         self.init(
             registry: root.registry,
             level: .tenant,
@@ -117,7 +117,7 @@ final class ScopeContext: Sendable {
     /// that level; `nil` when it has none (a tenant service read in a scope of no tenant, a
     /// scope service read in a root's values).
     @inline(__always)
-    func owner(at level: ScopedLifetime) -> ScopeContext? {
+    func owner(at level: ScopedLifetime) -> ServiceOwner? {
         var owner = self
         while owner.level != level {
             guard let parent = owner.parent else { return nil }
@@ -127,7 +127,7 @@ final class ScopeContext: Sendable {
     }
 
     /// The application root this scope belongs to.
-    var root: ScopeContext { owner(at: .app) ?? self }
+    var root: ServiceOwner { owner(at: .app) ?? self }
 
     /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
     var tenantID: TenantID? { owner(at: .tenant)?.tenantContext?.id }

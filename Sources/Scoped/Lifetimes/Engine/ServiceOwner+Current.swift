@@ -1,5 +1,5 @@
 /// Finding a scope's node among the calling task's, binding it where it is not.
-extension ScopeContext {
+extension ServiceOwner {
     /// Whether `node` is the calling task's current node, read in place.
     static func isCurrent(_ node: ScopeNodeBuffer) -> Bool {
         ScopedValues.withCurrent { $0.node.buffer === node }

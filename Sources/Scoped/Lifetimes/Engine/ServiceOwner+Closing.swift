@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The closing of a scope: its built services taken out of its state and closed, newest first.
-extension ScopeContext {
+extension ServiceOwner {
     /// Ends the scope: closes every service it built, newest first, each told `outcome`.
     ///
     /// A scope that built nothing returns without suspending, and, inlined into ``end(_:)``,

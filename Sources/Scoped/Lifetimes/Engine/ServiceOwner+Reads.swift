@@ -1,6 +1,6 @@
 /// The reads a construction makes: checked for cycles and captive dependencies, and told to the
 /// root's observers.
-extension ScopeContext {
+extension ServiceOwner {
     /// Throws if the construction of `reader` may not read `link` now (a cycle, a captive
     /// dependency); tells the root's observers of the read or its refusal.
     func checkRead(

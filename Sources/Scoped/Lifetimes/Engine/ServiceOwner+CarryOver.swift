@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Each step changes the root's services and its ``RootContext`` together, the root's lock
 /// taken inside the services' lock.
-extension ScopeContext {
+extension ServiceOwner {
     /// The app services this root built or adopted and still holds, oldest first.
     func builtServices() -> [ScopeRoot.BuiltService] {
         state.withLock { state in

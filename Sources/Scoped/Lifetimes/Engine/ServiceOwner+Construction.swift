@@ -2,7 +2,7 @@ import Synchronization
 
 /// The construction of services: waiting for another task's, building, storing and handing
 /// them to waiters and watchers.
-extension ScopeContext {
+extension ServiceOwner {
     /// Thrown inside the cache when a construction this reader waited for failed before it
     /// could register; the reader starts over.
     struct Retry: Error {}
