@@ -37,7 +37,7 @@ final class TenantDirectory: TenantProvider {
     /// Takes none of a root's events.
     var events: ScopeObserverEvents { [] }
 
-    /// The tenant `id` of `root`], opened from `base` if it is not open, with one scope
+    /// The tenant `id` of `root`, opened from `base` if it is not open, with one scope
     /// reserved on it.
     ///
     /// - Throws: ``TenantCapacityError`` when ``Tenancy/maximumOpen`` tenants are open and each

@@ -55,20 +55,20 @@ private final class KeepEveryTenant: TenantProvider {
     }
 
     nonisolated(nonsending) func shutdown() async {
-        let tenants = open.withLock { open in
-            defer { open = [:] }
-            return Array(open.values)
-        }
-        for tenant in tenants { await tenant.close() }
+        for tenant in takeAll() { await tenant.close() }
     }
 
     func rootDiscarded() {
         discardedFlag.store(true, ordering: .relaxed)
-        let tenants = open.withLock { open in
+        for tenant in takeAll() { tenant.detach() }
+    }
+
+    /// Every open tenant, taken out of the table.
+    private func takeAll() -> [OpenTenant] {
+        open.withLock { open in
             defer { open = [:] }
             return Array(open.values)
         }
-        for tenant in tenants { tenant.detach() }
     }
 
     var openTenants: [TenantID: OpenTenant] { open.withLock { $0 } }

@@ -46,8 +46,8 @@ public final class OpenTenant: Sendable {
     /// Closes the tenant: waits for its scopes, and the work handed off from them, to end, then
     /// closes its services newest first and forgets its values.
     ///
-    /// Close failures go to the root's close-error handler. Call it once, after the tenant is no
-    /// longer handed out.
+    /// Close failures go to the root's close-error handler. Call it after the tenant is no longer
+    /// handed out; a second call closes nothing.
     nonisolated(nonsending) public func close() async {
         await context.openScopes?.drained()
         let failures = await context.close(.success)
