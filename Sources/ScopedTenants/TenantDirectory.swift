@@ -55,7 +55,6 @@ final class TenantDirectory: TenantProvider {
             }
             if let limit = tenancy.maximumOpen, state.open.count >= limit {
                 guard let idlest = Self.leastRecentlyUsedIdle(in: state.open) else {
-                    tenant.detach()
                     throw TenantCapacityError(limit: limit)
                 }
                 evict(idlest, from: &state)
@@ -103,12 +102,10 @@ final class TenantDirectory: TenantProvider {
         for task in closing { await task.value }
     }
 
-    /// Forgets every open tenant without closing its services, breaking each tenant's cycle
-    /// with its values.
+    /// Stops the sweeper, and forgets every open tenant without closing its services.
     func rootDiscarded() {
         state.withLock { state in
             state.sweeper?.cancel()
-            for tenant in state.open.values { tenant.detach() }
             state.open = [:]
         }
     }

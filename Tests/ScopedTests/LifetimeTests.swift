@@ -28,6 +28,39 @@ struct LifetimeTests {
         #expect(label == "root")
     }
 
+    @Test func aScopeServiceReadUnderAnOverrideIsBuiltWithTheScopesOwnValues() async throws {
+        let (root, _) = makeRoot()
+        let labels = try await root.withScope({ $0.serviceLabel = "request" }) {
+            try await withScopedValues({ $0.serviceLabel = "override" }) {
+                // Nested scopes find their own values too: the inner scope's, and the root's.
+                let inner = try await withScope({ $0.serviceLabel = "inner" }) {
+                    try await withScopedValues({ $0.serviceLabel = "inner override" }) {
+                        (
+                            try await ScopedValues.current.service(SessionKey.self).label,
+                            try await ScopedValues.current.service(AppClockKey.self).label
+                        )
+                    }
+                }
+                return (try await ScopedValues.current.service(SessionKey.self).label, inner)
+            }
+        }
+        #expect(labels.0 == "request")
+        #expect(labels.1 == ("inner", "root"))
+    }
+
+    @Test func aScopeWhoseValuesWereCopiedWhileTheyWereSetBuildsWithEveryValueSet() async throws {
+        let (root, _) = makeRoot()
+        let label = try await root.withScope({ values in
+            // A copy kept across the write: the write copies the scope's node.
+            let before = values
+            values.serviceLabel = "request"
+            withExtendedLifetime(before) {}
+        }) {
+            try await ScopedValues.current.service(SessionKey.self).label
+        }
+        #expect(label == "request")
+    }
+
     @Test func eachRootBuildsItsOwnAppServices() async throws {
         let (first, _) = makeRoot()
         let (second, _) = makeRoot()

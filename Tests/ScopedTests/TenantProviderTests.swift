@@ -60,8 +60,11 @@ private final class KeepEveryTenant: TenantProvider {
 
     func rootDiscarded() {
         discardedFlag.store(true, ordering: .relaxed)
-        for tenant in takeAll() { tenant.detach() }
+        forgetAll()
     }
+
+    /// Lets go of every open tenant without closing it.
+    func forgetAll() { _ = takeAll() }
 
     /// Every open tenant, taken out of the table.
     private func takeAll() -> [OpenTenant] {
@@ -136,6 +139,22 @@ struct TenantProviderTests {
         #expect(provider.discarded)
         // Not closed (nothing shut it down), but not held either: no cycle keeps the tenant.
         #expect(ledger == nil)
+    }
+
+    @Test func aTenantItsProviderLetsGoOfIsReleasedWithoutBeingClosed() async throws {
+        let provider = KeepEveryTenant()
+        let root = ScopeRoot(startingFrom: ScopedValues(), observers: [provider]) { _ in }
+        weak var ledger: Ledger?
+        weak var tenant: OpenTenant?
+        ledger = try await root.withScope(tenant: acme) { try await ScopedValues.current.service(LedgerKey.self) }
+        tenant = provider.openTenants[acme]
+        #expect(tenant != nil && ledger != nil)
+        // Neither closed nor told anything: the tenant's owner and its values hold each other
+        // nowhere, so dropping the last reference releases both, and the service it built.
+        provider.forgetAll()
+        #expect(tenant == nil)
+        #expect(ledger == nil)
+        await root.shutdown()
     }
 
     @Test func aRootDiscardedWithATenancyKeepsNoneOfItsTenants() async throws {

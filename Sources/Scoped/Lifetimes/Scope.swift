@@ -48,7 +48,8 @@ public final class Scope: Sendable {
     deinit {
         guard !isClosing.load(ordering: .relaxed) else { return }
         let context = context
-        Task { try? await context.end(.cancelled) }
+        let node = values.node
+        Task { try? await context.end(.cancelled, with: node) }
     }
 
     /// Whether ``close(_:)`` has been called.
@@ -80,7 +81,7 @@ public final class Scope: Sendable {
         guard claimClose() else { return }
         // Its services close with its values current: bound by the scope's context only when
         // there are services to close, and it is not bound already.
-        try await context.end(outcome)
+        try await context.end(outcome, with: values.node)
     }
 
     /// Whether this call is the first to close the scope; marks it closing.

@@ -103,7 +103,7 @@ public final class ScopeRoot: Sendable {
         let context = ServiceOwner(root: rootContext, registry: registry)
         var values = ScopedValues(node: base.node.flattened(depth: 0, scope: context))
         try configure(&values)
-        context.attach(values.node)
+        values.node = values.node.asOwnNode()
         self.values = values
         self.context = context
         self.rootContext = rootContext
@@ -111,7 +111,6 @@ public final class ScopeRoot: Sendable {
 
     deinit {
         context.registry.observers.tenantProvider?.rootDiscarded()
-        context.detach()
     }
 
     /// Runs `operation` in a new scope, child of this root, whose values are the root's changed
@@ -157,7 +156,7 @@ public final class ScopeRoot: Sendable {
         await rootContext.drain()
         // Tenant services may use app services: they close first.
         await context.registry.observers.tenantProvider?.shutdown()
-        let failures = await context.close(.success)
+        let failures = await context.close(.success, with: values.node)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
         }

@@ -47,7 +47,7 @@ extension ScopedValues {
             try scope.checkRefusedRead(of: link)
             throw link.lifetime == .tenant ? ScopedError.outsideTenant(entry: key.name) : .outsideScope(entry: key.name)
         }
-        return try await owner.service(link, make: make)
+        return try await owner.service(link, node: node.buffer.ownNode(of: owner), make: make)
     }
 
     /// Whether these values belong to a scope that owns ``ScopedLifetime/scope`` services: one

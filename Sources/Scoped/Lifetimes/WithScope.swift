@@ -46,10 +46,10 @@ nonisolated(nonsending) func runInOpenScope<R>(
             do {
                 result = try await operation()
             } catch {
-                try? await context.end(ScopeOutcome(endingWith: error))
+                try? await context.end(ScopeOutcome(endingWith: error), with: values.node)
                 throw error
             }
-            try await context.end(.success)
+            try await context.end(.success, with: values.node)
             return result
         }
     )

@@ -57,14 +57,26 @@ struct ScopeNode: Sendable {
     /// a copy of the overlay (for a base, of its whole table).
     @inlinable
     func copy() -> ScopeNode {
-        ScopeNode(buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base))
+        ScopeNode(buffer.copy(depth: buffer.depth, scope: buffer.scope, base: buffer.base, up: buffer.ownNode))
     }
 
-    /// A base node at `depth`, in `scope`, holding every entry this node sees: what an
-    /// application root starts from.
-    @inlinable
-    func flattened(depth: Int, scope: ServiceOwner?) -> ScopeNode {
-        ScopeNode(buffer.flattened(depth: depth, scope: scope))
+    /// A base node at `depth`, the own node of `scope`, holding every entry this node sees:
+    /// what an application root and a tenant start from.
+    ///
+    /// A tenant's leads up to this node's scope (on a test root, a tenant opened in a suite's
+    /// scope is in it); a root's leads nowhere, so that a root made from another's values (a
+    /// reload's) keeps nothing of it.
+    func flattened(depth: Int, scope: ServiceOwner) -> ScopeNode {
+        ScopeNode(buffer.flattened(depth: depth, scope: scope, up: scope.level == .app ? nil : buffer.ownNode))
+    }
+
+    /// This node as the own node of its scope, just opened: itself, or, when the scope's values
+    /// were copied while they were set (a copy kept by the closure that set them), a copy that
+    /// takes the place of the node it was copied from.
+    func asOwnNode() -> ScopeNode {
+        let own = buffer.ownNode
+        guard own !== buffer else { return self }
+        return ScopeNode(buffer.copy(depth: depth, scope: scope, base: buffer.base, up: own.up))
     }
 
     /// The node of a child scope, one level deeper, in `scope`.

@@ -18,6 +18,14 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     @usableFromInline let observer: DefaultReadObserver?
     /// The node whose entries this one sees through; `nil` for a base.
     @usableFromInline let base: ScopeNodeBuffer?
+    /// The scope's own node for a node derived from it (by `withScopedValues` in the scope, or a
+    /// copy written to); for a scope's own node, the own node of the scope it was opened in.
+    ///
+    /// Derived and own nodes are told apart by their scope: a derived node's `up` is in the
+    /// same scope. So a node leads to the node of every scope above it (``ownNode(of:)``), and
+    /// a scope's owner need not hold its node: nodes refer to owners and older nodes only,
+    /// never the other way, and no cycle has to be broken when a scope ends.
+    @usableFromInline let up: ScopeNodeBuffer?
     /// The entries this node sets.
     @usableFromInline var overlay: Overlay
 
@@ -29,7 +37,8 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         depth: Int,
         scope: ServiceOwner?,
         observer: DefaultReadObserver?,
-        base: ScopeNodeBuffer?
+        base: ScopeNodeBuffer?,
+        up: ScopeNodeBuffer?
     ) {
         precondition(capacity == 0 || capacity & (capacity - 1) == 0, "a table's capacity is a power of two")
         precondition(base?.base == nil, "a node sees through one base, which sees through none")
@@ -37,6 +46,7 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         self.scope = scope
         self.observer = observer
         self.base = base
+        self.up = up
         self.overlay = Overlay(table: Self.emptyTable(capacity: capacity))
     }
 
@@ -45,15 +55,39 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         depth: Int,
         scope: ServiceOwner?,
         observer: DefaultReadObserver? = nil,
-        base: ScopeNodeBuffer? = nil
+        base: ScopeNodeBuffer? = nil,
+        up: ScopeNodeBuffer? = nil
     ) -> ScopeNodeBuffer {
         ScopeNodeBuffer(
             capacity: capacity,
             depth: depth,
             scope: scope,
             observer: observer ?? scope?.registry.observer,
-            base: base
+            base: base,
+            up: up
         )
+    }
+
+    /// The own node of this node's scope: this node, unless it is derived from that one.
+    @usableFromInline
+    var ownNode: ScopeNodeBuffer {
+        if let up, up.scope === scope { return up }
+        return self
+    }
+
+    /// The own node of `owner`, a scope this node is in or below: the node its services are
+    /// built and closed with.
+    ///
+    /// - Precondition: `owner` is this node's scope or one above it, as the owner a read of
+    ///   these values finds (``ServiceOwner/owner(at:)``) always is.
+    @usableFromInline
+    func ownNode(of owner: ServiceOwner) -> ScopeNodeBuffer {
+        var node = self
+        while node.scope !== owner {
+            guard let up = node.up else { preconditionFailure("a scope's values lead to every scope above it") }
+            node = up
+        }
+        return node.ownNode
     }
 
     /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
@@ -149,30 +183,32 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     static let flattenThreshold = 16
 
     /// A node at `depth`, in `scope`, over `base`, whose overlay is a copy of this node's with
-    /// room for one more entry.
+    /// room for one more entry, and `up` as its ``up``.
     @usableFromInline
-    func copy(depth: Int, scope: ServiceOwner?, base: ScopeNodeBuffer?) -> ScopeNodeBuffer {
+    func copy(depth: Int, scope: ServiceOwner?, base: ScopeNodeBuffer?, up: ScopeNodeBuffer?) -> ScopeNodeBuffer {
         let copy = Self.make(
             capacity: Self.capacity(for: count + 1),
             depth: depth,
             scope: scope,
             observer: observer,
-            base: base
+            base: base,
+            up: up
         )
         copy.insertCopies(of: self, replacing: true)
         return copy
     }
 
     /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
-    /// its overlay's over them), with room for one more.
+    /// its overlay's over them), with room for one more; `up` as in ``copy(depth:scope:base:up:)``.
     @usableFromInline
-    func flattened(depth: Int, scope: ServiceOwner?) -> ScopeNodeBuffer {
-        guard let base else { return copy(depth: depth, scope: scope, base: nil) }
+    func flattened(depth: Int, scope: ServiceOwner?, up: ScopeNodeBuffer?) -> ScopeNodeBuffer {
+        guard let base else { return copy(depth: depth, scope: scope, base: nil, up: up) }
         let copy = Self.make(
             capacity: Self.capacity(for: base.count + count + 1),
             depth: depth,
             scope: scope,
-            observer: observer
+            observer: observer,
+            up: up
         )
         copy.insertCopies(of: self, replacing: true)
         copy.insertCopies(of: base, replacing: false)
@@ -196,11 +232,12 @@ final class ScopeNodeBuffer: @unchecked Sendable {
                 depth: depth,
                 scope: scope,
                 observer: observer,
-                base: seen
+                base: seen,
+                up: ownNode
             )
         }
-        if count > Self.flattenThreshold { return flattened(depth: depth, scope: scope) }
-        return copy(depth: depth, scope: scope, base: base)
+        if count > Self.flattenThreshold { return flattened(depth: depth, scope: scope, up: ownNode) }
+        return copy(depth: depth, scope: scope, base: base, up: ownNode)
     }
 
     /// Copies every entry of `source`'s table into this one, which must have room.

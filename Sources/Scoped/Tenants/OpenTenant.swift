@@ -44,23 +44,16 @@ public final class OpenTenant: Sendable {
     }
 
     /// Closes the tenant: waits for its scopes, and the work handed off from them, to end, then
-    /// closes its services newest first and forgets its values.
+    /// closes its services newest first.
     ///
     /// Close failures go to the root's close-error handler. Call it after the tenant is no longer
     /// handed out; a second call closes nothing.
     nonisolated(nonsending) public func close() async {
         await context.openScopes?.drained()
-        let failures = await context.close(.success)
+        let failures = await context.close(.success, with: values.node)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
         }
-        context.detach()
-    }
-
-    /// Forgets the tenant's values without closing its services, for a root discarded without
-    /// shutting down (``TenantProvider/rootDiscarded()``).
-    public func detach() {
-        context.detach()
     }
 }
 

@@ -56,14 +56,14 @@ extension ScopeRoot {
         after predecessor: Task<Void, Never>? = nil,
         configure: (inout ScopedValues) throws -> Void
     ) throws -> OpenTenant {
-        guard context.state.withLock({ $0.node != nil }) else {
+        guard !context.isClosed.load(ordering: .acquiring) else {
             throw ScopedError.scopeEnded(entry: "tenant \(id)")
         }
         let tenantContext = ServiceOwner(tenant: id, of: context, after: predecessor)
         // A base of its own, so that a read in a tenant's scope probes at most two tables.
         var values = ScopedValues(node: base.node.flattened(depth: 1, scope: tenantContext))
         try configure(&values)
-        tenantContext.attach(values.node)
+        values.node = values.node.asOwnNode()
         return OpenTenant(id: id, values: values, context: tenantContext)
     }
 

@@ -32,7 +32,7 @@ public protocol TenantProvider: ScopeObserver {
     /// and refuse new ones. The root closes its app services once this returns.
     nonisolated(nonsending) func shutdown() async
 
-    /// The root was discarded without shutting down: forget every tenant without closing it
-    /// (``OpenTenant/detach()``).
+    /// The root was discarded without shutting down: stop what the provider runs (a sweeper's
+    /// task) and forget every tenant without closing it.
     func rootDiscarded()
 }

@@ -61,7 +61,7 @@ extension ScopeRoot {
                 record(ScopeProblem(entry: service.name, error: error))
             }
         }
-        for failure in await scope.close(.cancelled) {
+        for failure in await scope.close(.cancelled, with: scopeValues.node) {
             record(ScopeProblem(kind: .closeFailed, entry: failure.entry, message: "Closing threw: \(failure.error)"))
         }
         return problems

@@ -19,7 +19,8 @@ extension ScopedValues {
         let context = ServiceOwner(childOf: parent)
         var values = child(scope: context)
         try update(&values)
-        context.attach(values.node)
+        precondition(values.scope === context, "a scope's update sets its values; it does not replace them")
+        values.node = values.node.asOwnNode()
         return (values, context)
     }
 

@@ -102,11 +102,11 @@ private struct ProvidedServiceReader<K: ScopedServiceKey>: InputReader {
 
 /// Where a root records what an app service reads while it is built.
 extension ServiceOwner {
-    /// An empty node of this root on which an app service is built: every read falls through
-    /// to an observer that answers it from the root's values and records it in `inputs`.
-    func recordingNode(into inputs: ServiceInputs) -> ScopeNode? {
-        guard let root = state.withLock({ $0.node }) else { return nil }
+    /// An empty node of this root, derived from `root` (the root's own node), on which an app
+    /// service is built: every read falls through to an observer that answers it from the
+    /// root's values and records it in `inputs`.
+    func recordingNode(into inputs: ServiceInputs, over root: ScopeNodeBuffer) -> ScopeNode {
         let observer = DefaultReadObserver(recording: InputRecording(root: root, into: inputs))
-        return ScopeNode(ScopeNodeBuffer.make(capacity: 0, depth: 0, scope: self, observer: observer))
+        return ScopeNode(ScopeNodeBuffer.make(capacity: 0, depth: 0, scope: self, observer: observer, up: root))
     }
 }

@@ -2,15 +2,17 @@ import Synchronization
 
 /// The closing of a scope: its built services taken out of its state and closed, newest first.
 extension ServiceOwner {
-    /// Ends the scope: closes every service it built, newest first, each told `outcome`.
+    /// Ends the scope: closes every service it built, newest first, each told `outcome`, with
+    /// `node`, the scope's own, current.
     ///
-    /// A scope that built nothing returns without suspending, and, inlined into ``end(_:)``,
-    /// without an async call.
+    /// A scope that built nothing returns without suspending, and, inlined into
+    /// ``end(_:with:)``, without an async call.
     ///
     /// - Returns: the closes that threw; every close is attempted.
     @inline(__always)
-    nonisolated(nonsending) func close(_ outcome: ScopeOutcome) async -> [ScopeCloseError.Failure] {
-        let (built, node) = takeBuiltServices()
+    nonisolated(nonsending) func close(_ outcome: ScopeOutcome, with node: ScopeNode) async -> [ScopeCloseError.Failure]
+    {
+        let built = takeBuiltServices()
         if built.isEmpty { return [] }
         let failures = await close(built, in: node, outcome: outcome)
         // Only a root is watched; a request's scope skips the lock.
@@ -30,12 +32,11 @@ extension ServiceOwner {
     ///
     /// The entries move out (no copy): a closed scope keeps nothing, and a later read of its
     /// services is refused with `scopeEnded`. Empty when the scope built nothing, or was closed.
-    private func takeBuiltServices() -> (built: SmallList<Entry>, node: ScopeNode) {
-        state.withLock { state -> (SmallList<Entry>, ScopeNode) in
-            guard !isClosed.load(ordering: .relaxed) else { return (SmallList(), .empty) }
+    private func takeBuiltServices() -> SmallList<Entry> {
+        state.withLock { state -> SmallList<Entry> in
+            guard !isClosed.load(ordering: .relaxed) else { return SmallList() }
             isClosed.store(true, ordering: .releasing)
-            let node = state.node.take()
-            guard state.builtCount > 0 else { return (SmallList(), .empty) }
+            guard state.builtCount > 0 else { return SmallList() }
             var entries = SmallList<Entry>()
             swap(&entries, &state.entries)
             // Constructions still in flight stay: their builders wake their waiters when they
@@ -52,7 +53,7 @@ extension ServiceOwner {
             {
                 entries = SmallList(entries.filter { !notClosed.contains($0.id) })
             }
-            return (entries, node.map(ScopeNode.init) ?? .empty)
+            return entries
         }
     }
 
@@ -76,7 +77,8 @@ extension ServiceOwner {
         }
     }
 
-    /// Ends a scope opened on a root: closes its services with `outcome` and counts it closed.
+    /// Ends a scope opened on a root: closes its services with `outcome`, `node` (the scope's
+    /// own) current, and counts it closed.
     ///
     /// A scope that built nothing ends without suspending, and without an async call.
     ///
@@ -85,8 +87,8 @@ extension ServiceOwner {
     /// outcomes already carry an error of their own, and their failures go to the root's
     /// close-error handler.
     @usableFromInline
-    nonisolated(nonsending) func end(_ outcome: ScopeOutcome) async throws(ScopeCloseError) {
-        let failures = await close(outcome)
+    nonisolated(nonsending) func end(_ outcome: ScopeOutcome, with node: ScopeNode) async throws(ScopeCloseError) {
+        let failures = await close(outcome, with: node)
         if registry.observers.observeScopes { registry.observers.scopeEnded(outcome) }
         countClosed()
         registry.observer?.openWork?.closed(self)

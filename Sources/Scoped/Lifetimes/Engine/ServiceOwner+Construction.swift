@@ -66,12 +66,14 @@ extension ServiceOwner {
         waiter?.continuation.resume(throwing: CancellationError())
     }
 
-    /// Builds the service `link` names with `make`, `node` current (`nil`: it is already) and
-    /// `chain` as the construction chain, stores it, and hands it to the tasks that waited for it.
+    /// Builds the service `link` names with `make`, `node` current (`nil`: it is already; `own`,
+    /// this owner's own node, either way) and `chain` as the construction chain, stores it, and
+    /// hands it to the tasks that waited for it.
     @inline(__always)
     nonisolated(nonsending) func build(
         _ link: ConstructionChain.Link,
         with node: ScopeNode?,
+        own: ScopeNodeBuffer,
         chain: ConstructionChain,
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
@@ -86,7 +88,7 @@ extension ServiceOwner {
         // see `NanosecondClock`).
         let inputs = link.lifetime == .app && registry.observers.observeAppReads ? ServiceInputs() : nil
         let start = inputs != nil ? NanosecondClock.nanoseconds() : nil
-        let current = inputs.map { recordingNode(into: $0) } ?? node
+        let current = inputs.map { recordingNode(into: $0, over: own) } ?? node
         do {
             if !registry.observers.observeServices, current == nil {
                 // A request scope's services are built inside its binding: no binding of their

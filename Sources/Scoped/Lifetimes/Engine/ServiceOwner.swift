@@ -10,6 +10,12 @@ import Synchronization
 /// scope's parent is its tenant (or its root when it has none), a tenant's is its root. One type
 /// for every level: what only a root or a tenant has is in a stored property that is `nil`
 /// elsewhere, never in a case matched across files.
+///
+/// It holds no values: a reader's node leads to the owner's own node
+/// (``ScopeNodeBuffer/ownNode(of:)``), which its services are built with, and whoever ends the
+/// owner (a `Scope`, `withScope`, a root, an `OpenTenant`) holds that node and closes with it.
+/// Nodes refer to owners, never the other way, so an owner no one refers to is released
+/// whether or not it was closed.
 @usableFromInline
 final class ServiceOwner: Sendable {
     /// A reader waiting for another task's construction; its ID lets it stop waiting when it
@@ -39,12 +45,6 @@ final class ServiceOwner: Sendable {
         var builtCount = 0
         /// The last waiter ID handed out.
         var lastWaiterID = 0
-        /// The node this scope's services are built with.
-        ///
-        /// The node refers to this scope too; ``close(_:)`` and ``detach()`` break that cycle. (A weak reference would
-        /// give the node a side table and slow down every retain of it on the read path.)
-        var node: ScopeNodeBuffer?
-
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }
         }
@@ -132,17 +132,6 @@ final class ServiceOwner: Sendable {
     /// The tenant this scope belongs to, or is; `nil` for a root and its scopes of no tenant.
     var tenantID: TenantID? { owner(at: .tenant)?.tenantContext?.id }
 
-    /// Records the node whose values this scope builds and closes its services with.
-    func attach(_ node: ScopeNode) {
-        state.withLock { $0.node = node.buffer }
-    }
-
-    /// Forgets the node, breaking the cycle between them, for a root that is discarded
-    /// without being shut down.
-    func detach() {
-        state.withLock { $0.node = nil }
-    }
-
     /// Whether the service for `key` has been built in this scope.
     func isBuilt(_ key: ObjectIdentifier) -> Bool {
         state.withLock { state in
@@ -162,8 +151,8 @@ final class ServiceOwner: Sendable {
         }
     }
 
-    /// The service `link` names, in its box, built with `make` now if this scope has not
-    /// built it yet.
+    /// The service `link` names, in its box, built with `make` now, with `node` (this owner's
+    /// own node) current, if this scope has not built it yet.
     ///
     /// On boxes, not `Value`s (a generic local of an async function is a task allocation of
     /// its own; only `make` and the reader's downcast meet the value's type), with the locked
@@ -172,6 +161,7 @@ final class ServiceOwner: Sendable {
     @inline(__always)
     nonisolated(nonsending) func service(
         _ link: ConstructionChain.Link,
+        node: ScopeNodeBuffer,
         make: () async throws -> AnyValueBox
     ) async throws -> AnyValueBox {
         // Read inside a construction (a task-local read): checked for a cycle or a captive
@@ -182,11 +172,14 @@ final class ServiceOwner: Sendable {
         let published = rootContext?.published(link)
         if let published, !isClosed.load(ordering: .acquiring) { return published }
         while true {
-            switch try claim(link, in: chain) {
+            switch try claim(link, node: node, in: chain) {
             case .built(let box):
                 return box
-            case .build(let node, let construction):
-                return try await build(link, with: node, chain: chain.appending(construction), make: make)
+            case .build(let construction):
+                // Compared in place, so that the common case, a read inside the scope's own
+                // binding, takes no reference to the node.
+                let current = Self.isCurrent(node) ? nil : ScopeNode(node)
+                return try await build(link, with: current, own: node, chain: chain.appending(construction), make: make)
             case .wait(let builder):
                 if let box = try await wait(for: link, builtBy: builder, in: chain) { return box }
             }
@@ -197,16 +190,17 @@ final class ServiceOwner: Sendable {
     private enum Claim {
         /// Returns the service, built already.
         case built(AnyValueBox)
-        /// Builds the service itself, as the construction given, with the node given current
-        /// (`nil` when it is the calling task's current node already).
-        case build(ScopeNode?, Construction)
+        /// Builds the service itself, as the construction given.
+        case build(Construction)
         /// Waits for another task's construction.
         case wait(Construction)
     }
 
     /// Finds the service `link` names, or claims its construction for the calling task, or
     /// names the construction to wait for.
-    private func claim(_ link: ConstructionChain.Link, in chain: ConstructionChain) throws -> Claim {
+    private func claim(_ link: ConstructionChain.Link, node: ScopeNodeBuffer, in chain: ConstructionChain) throws
+        -> Claim
+    {
         let id = ObjectIdentifier(link.key)
         return try state.withLock { state in
             if let index = state.index(of: id) {
@@ -215,14 +209,10 @@ final class ServiceOwner: Sendable {
                 case .building(let builder, _): return .wait(builder)
                 }
             }
-            // Compared in place, so that the common case, a read inside the scope's own
-            // binding, takes no reference to the node.
-            guard !isClosed.load(ordering: .relaxed), let isCurrent = Self.isCurrent(state.node) else {
-                throw ScopedError.scopeEnded(entry: link.key.name)
-            }
+            guard !isClosed.load(ordering: .relaxed) else { throw ScopedError.scopeEnded(entry: link.key.name) }
             let construction = Construction(link: link, scope: self)
             state.entries.append(Entry(id: id, slot: .building(construction, [])))
-            return .build(isCurrent ? nil : state.node.map(ScopeNode.init), construction)
+            return .build(construction)
         }
     }
 }
