@@ -34,6 +34,12 @@ final class TenantDirectory: TenantProvider {
         self.tenancy = tenancy
     }
 
+    deinit {
+        // A root released without shutting down releases its directory: the sweeper stops now
+        // rather than at its next wake, and the tenants go unclosed with the directory.
+        state.withLock { $0.sweeper?.cancel() }
+    }
+
     /// Takes none of a root's events.
     var events: ScopeObserverEvents { [] }
 
@@ -100,14 +106,6 @@ final class TenantDirectory: TenantProvider {
             return state.closing.values.map(\.task)
         }
         for task in closing { await task.value }
-    }
-
-    /// Stops the sweeper, and forgets every open tenant without closing its services.
-    func rootDiscarded() {
-        state.withLock { state in
-            state.sweeper?.cancel()
-            state.open = [:]
-        }
     }
 
     /// Evicts the tenants that have had no scope open for the tenancy's idle timeout.

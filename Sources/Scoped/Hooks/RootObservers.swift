@@ -8,18 +8,28 @@ struct RootObservers: Sendable {
     private let services: [any ScopeObserver]
     private let reads: [any ScopeObserver]
     private let appReads: [any ScopeObserver]
-    /// The first observer that opens tenants, if one does.
-    let tenantProvider: (any TenantProvider)?
 
     /// The observers `installed` ask to report to for a root with `services` registered (none
-    /// for those that have nothing to observe).
-    init(_ installed: [any ScopeObserver], services registered: [any ScopedServiceKey.Type]) {
-        all = installed.compactMap { $0.forRoot(registering: registered) }
+    /// for those that have nothing to observe), and among them the first that opens tenants.
+    ///
+    /// The provider is not one of the observers: the root keeps it, apart from its registry, so
+    /// that the tenants it holds (whose owners refer to the registry) make no cycle with it.
+    static func forRoot(
+        _ installed: [any ScopeObserver],
+        registering services: [any ScopedServiceKey.Type]
+    ) -> (observers: RootObservers, tenantProvider: (any TenantProvider)?) {
+        var observers = installed.compactMap { $0.forRoot(registering: services) }
+        let provider = observers.firstIndex { $0 is any TenantProvider }.map { observers.remove(at: $0) }
+        return (RootObservers(observers), provider as? any TenantProvider)
+    }
+
+    /// Observers already asked for their observer of the root.
+    init(_ all: [any ScopeObserver] = []) {
+        self.all = all
         scopes = all.filter { $0.events.contains(.scopes) }
         services = all.filter { $0.events.contains(.services) }
         reads = all.filter { $0.events.contains(.reads) }
         appReads = all.filter { $0.events.contains(.appReads) }
-        tenantProvider = all.lazy.compactMap { $0 as? any TenantProvider }.first
     }
 
     /// Whether an observer takes scopes opened and ended.

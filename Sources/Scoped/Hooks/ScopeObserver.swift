@@ -162,12 +162,15 @@ public struct ScopeObserverEvents: OptionSet, Sendable {
 
 extension ScopeRoot {
     /// The observers of type `O` this root reports to (what installed observers'
-    /// ``ScopeObserver/forRoot(registering:)`` returned), in the order installed.
+    /// ``ScopeObserver/forRoot(registering:)`` returned), in the order installed, and its
+    /// ``TenantProvider`` last.
     ///
     /// How a module reaches what its observer recorded for this root (ScopedDiagnostics'
     /// `dependencyGraph()` reads its recorder this way), or tells the observers that take its
     /// own events, `O` being a protocol of the module's (ScopedReload's `ReloadObserver`).
     public func observers<O>(_ type: O.Type) -> [O] {
-        context.registry.observers.all(type)
+        let observers = context.registry.observers.all(type)
+        guard let provider = tenantProvider as? O else { return observers }
+        return observers + [provider]
     }
 }

@@ -36,7 +36,11 @@ extension ScopeRoot {
         onLiveDefaultRead: @escaping @Sendable (_ entry: String) -> Void
     ) -> ScopeRoot {
         let observer = DefaultReadObserver(onLiveDefaultRead: onLiveDefaultRead, openWork: OpenWorkTracker())
-        return ScopeRoot(registry: ScopeRegistry(observer: observer, isTestRoot: true, observers: observers)) { _ in }
+        let (observers, tenantProvider) = RootObservers.forRoot(observers, registering: [])
+        return ScopeRoot(
+            registry: ScopeRegistry(observer: observer, isTestRoot: true, observers: observers),
+            tenantProvider: tenantProvider
+        ) { _ in }
     }
 
     /// The scopes still open on this test root and on the roots created in its scopes, each

@@ -20,6 +20,10 @@ public final class ScopeRoot: Sendable {
     /// What the root has beside its services: its open scopes and tenants, its watchers, what a
     /// reload carried over.
     let rootContext: RootContext
+    /// What opens the root's tenants, found among its observers when it was created; kept here,
+    /// not with the observers its scopes tell, so that the tenants it holds make no cycle with
+    /// them, and a root no one refers to is released with its tenants.
+    let tenantProvider: (any TenantProvider)?
 
     /// Creates a root that sets no values of its own.
     ///
@@ -79,6 +83,7 @@ public final class ScopeRoot: Sendable {
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         let base = base ?? ScopedValues.testScopeOrDefaults
+        let (observers, tenantProvider) = RootObservers.forRoot(observers, registering: services)
         try self.init(
             registry: ScopeRegistry(
                 services: services.map { ScopeRegistry.Service($0) },
@@ -88,6 +93,7 @@ public final class ScopeRoot: Sendable {
                 observer: base.node.observer,
                 observers: observers
             ),
+            tenantProvider: tenantProvider,
             base: base,
             configure: configure
         )
@@ -96,6 +102,7 @@ public final class ScopeRoot: Sendable {
     /// Creates a root on an explicit registry; test roots pass one with a test observer.
     init(
         registry: ScopeRegistry,
+        tenantProvider: (any TenantProvider)?,
         base: ScopedValues = ScopedValues(),
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
@@ -107,10 +114,7 @@ public final class ScopeRoot: Sendable {
         self.values = values
         self.context = context
         self.rootContext = rootContext
-    }
-
-    deinit {
-        context.registry.observers.tenantProvider?.rootDiscarded()
+        self.tenantProvider = tenantProvider
     }
 
     /// Runs `operation` in a new scope, child of this root, whose values are the root's changed
@@ -155,7 +159,7 @@ public final class ScopeRoot: Sendable {
     public func shutdown() async {
         await rootContext.drain()
         // Tenant services may use app services: they close first.
-        await context.registry.observers.tenantProvider?.shutdown()
+        await tenantProvider?.shutdown()
         let failures = await context.close(.success, with: values.node)
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))

@@ -77,7 +77,7 @@ extension ScopeRoot {
         _ tenant: TenantID,
         _ update: (inout ScopedValues) throws -> Void
     ) throws -> (values: ScopedValues, context: ServiceOwner) {
-        guard let provider = context.registry.observers.tenantProvider else {
+        guard let provider = tenantProvider else {
             throw ScopedError.noTenantProvider(tenant: tenant)
         }
         var base = values

@@ -13,6 +13,11 @@
 /// ```
 ///
 /// A root with no provider refuses a tenant's scope with ``ScopedError/noTenantProvider(tenant:)``.
+///
+/// The root keeps its provider (the first installed observer that is one) apart from its other
+/// observers: it asks it for tenants and tells it of shutdown, and tells it none of the events
+/// of ``ScopeObserver``. A root discarded without shutting down releases its provider with it,
+/// and so every tenant the provider held, unclosed.
 public protocol TenantProvider: ScopeObserver {
     /// The tenant `id` of `root`, with one scope reserved on it, for the root to open.
     ///
@@ -31,8 +36,4 @@ public protocol TenantProvider: ScopeObserver {
     /// The root shuts down, and its scopes have ended: close every tenant (``OpenTenant/close()``)
     /// and refuse new ones. The root closes its app services once this returns.
     nonisolated(nonsending) func shutdown() async
-
-    /// The root was discarded without shutting down: stop what the provider runs (a sweeper's
-    /// task) and forget every tenant without closing it.
-    func rootDiscarded()
 }

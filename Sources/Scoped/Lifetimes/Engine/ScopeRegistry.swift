@@ -55,7 +55,7 @@ final class ScopeRegistry: Sendable {
         closeTimeout: Duration? = nil,
         observer: DefaultReadObserver? = nil,
         isTestRoot: Bool = false,
-        observers: [any ScopeObserver] = []
+        observers: RootObservers = RootObservers()
     ) {
         self.isTestRoot = isTestRoot
         self.services = services
@@ -63,7 +63,7 @@ final class ScopeRegistry: Sendable {
         self.onCloseError = onCloseError
         self.closeTimeout = closeTimeout
         self.observer = observer
-        self.observers = RootObservers(observers, services: services.map(\.key))
+        self.observers = observers
     }
 
     /// Logs a close failure at `error` level with the label `Scoped`, where the process's
