@@ -46,3 +46,53 @@ public enum ScopeOutcome: Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// Services that threw while their scope closed.
+///
+/// Thrown by `withScope` when the operation succeeded but a close failed, so that a request
+/// whose transaction did not commit never reports success. When the operation itself threw,
+/// its error is rethrown unchanged and this error goes to the root's close-error handler.
+public struct ScopeCloseError: Error, CustomStringConvertible {
+    /// One service whose close threw.
+    public struct Failure: Sendable {
+        /// The service's name.
+        public let entry: String
+        /// What its close threw.
+        public let error: any Error
+    }
+
+    /// Every close that threw, in the order they ran (newest service first).
+    public let failures: [Failure]
+    /// How the scope's operation ended.
+    public let outcome: ScopeOutcome
+
+    /// A description for logs and error messages.
+    public var description: String {
+        let list = failures.map { "\($0.entry): \($0.error)" }.joined(separator: "; ")
+        return "Closing the scope (outcome: \(outcome)) failed for \(failures.count) service(s): \(list)"
+    }
+}
+
+/// A service's close ran past its close timeout and was abandoned, so its scope could end.
+///
+/// It is reported like any close failure: thrown in a ``ScopeCloseError`` when the scope ended
+/// well (what the close was to do, such as a commit, may not have happened), and given to the
+/// root's `onCloseError` otherwise. The abandoned close goes on running in its own task.
+public struct ScopeCloseTimeoutError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The service's entry name.
+    public var entry: String
+    /// How long its close was waited for.
+    public var timeout: Duration
+
+    /// Creates the error for `entry`'s close, abandoned after `timeout`.
+    public init(entry: String, timeout: Duration) {
+        self.entry = entry
+        self.timeout = timeout
+    }
+
+    /// "the close of postgresClient did not return within 5.0 seconds and was abandoned".
+    public var description: String {
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        return "the close of \(entry) did not return within \(seconds) seconds and was abandoned"
+    }
+}

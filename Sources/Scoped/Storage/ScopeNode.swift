@@ -101,3 +101,57 @@ struct ScopeNode: Sendable {
         buffer.set(ValueBox(value), for: key, kind: kind, lifetime: lifetime)
     }
 }
+
+/// How a node leads to the nodes of the scopes above it.
+extension ScopeNodeBuffer {
+    /// The own node of this node's scope: this node, unless it is derived from that one.
+    @usableFromInline
+    var ownNode: ScopeNodeBuffer {
+        if let up, up.scope === scope { return up }
+        return self
+    }
+
+    /// The own node of `owner`, a scope this node is in or below: the node its services are
+    /// built and closed with.
+    ///
+    /// - Precondition: `owner` is this node's scope or one above it, as the owner a read of
+    ///   these values finds (``ServiceOwner/owner(at:)``) always is.
+    @usableFromInline
+    func ownNode(of owner: ServiceOwner) -> ScopeNodeBuffer {
+        var node = self
+        while node.scope !== owner {
+            guard let up = node.up else { preconditionFailure("a scope's values lead to every scope above it") }
+            node = up
+        }
+        return node.ownNode
+    }
+}
+
+/// A heap box for a value: services a scope built, and the entry values a ``ScopeNode`` holds.
+///
+/// Boxes never change once made, so nodes and scopes share them instead of copying values.
+///
+/// `@unchecked Sendable`: the subclass holds one `let` of a `Sendable` type.
+@usableFromInline
+class AnyValueBox: @unchecked Sendable {
+    @usableFromInline
+    init() {}
+
+    /// The type of the value the box holds, for diagnostics.
+    var valueType: Any.Type { Never.self }
+}
+
+/// An ``AnyValueBox`` holding a value of a known type.
+@usableFromInline
+final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
+    @usableFromInline
+    let value: Value
+
+    @usableFromInline
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    /// `Value`.
+    override var valueType: Any.Type { Value.self }
+}

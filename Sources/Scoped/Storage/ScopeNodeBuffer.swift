@@ -68,28 +68,6 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         )
     }
 
-    /// The own node of this node's scope: this node, unless it is derived from that one.
-    @usableFromInline
-    var ownNode: ScopeNodeBuffer {
-        if let up, up.scope === scope { return up }
-        return self
-    }
-
-    /// The own node of `owner`, a scope this node is in or below: the node its services are
-    /// built and closed with.
-    ///
-    /// - Precondition: `owner` is this node's scope or one above it, as the owner a read of
-    ///   these values finds (``ServiceOwner/owner(at:)``) always is.
-    @usableFromInline
-    func ownNode(of owner: ServiceOwner) -> ScopeNodeBuffer {
-        var node = self
-        while node.scope !== owner {
-            guard let up = node.up else { preconditionFailure("a scope's values lead to every scope above it") }
-            node = up
-        }
-        return node.ownNode
-    }
-
     /// The box of the value stored for `key`, or `nil` if no scope set it: the overlay's, else
     /// the base's.
     @inlinable
