@@ -3,9 +3,10 @@
 //   `ScopedServiceKey`, `ScopedLifetime`, `ScopedError`, the `@Scoped`
 //   property wrapper and `withScopedValues`.
 // - `Scope…` names a scope itself and what happens to one: `ScopeRoot`, `ScopeOutcome`,
-//   `ScopeCloseError`, `ScopeProblem`, `withScope`; and the engine's `ServiceOwner`,
+//   `ScopeCloseError`, `ScopeValidationError`, `withScope`; and the engine's `ServiceOwner`,
 //   `ScopeRegistry` and `ScopeNode`.
-// - `Entry…` names what the storage says about one entry: `EntryKind`.
+// - What belongs to one type is nested in it: a validation's `ScopeValidationError.Problem`, a
+//   close's `ScopeCloseError.Timeout`, an entry's `ScopedValues.EntryKind`.
 // - `DeadlineWatchdog` is the adapter and database kit's one timer: it ends work past its
 //   deadline, for the core's closes and hand-offs and for the database layers' statements.
 

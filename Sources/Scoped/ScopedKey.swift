@@ -69,7 +69,6 @@ enum KeyNames {
     }
 }
 
-#if Macros
 /// Declares an entry of ``ScopedValues``: `@Entry var name: Type = defaultValue`.
 ///
 /// Use it inside `extension ScopedValues`, as SwiftUI's `@Entry` inside
@@ -85,6 +84,19 @@ enum KeyNames {
 /// It expands to a getter and setter through `self[__Key_name.self]` and a private key type
 /// whose default is a `static let`: evaluated on first read, exactly once per process.
 /// Optional entries may omit the default; it is `nil`.
+///
+/// It needs the package's `Macros` trait (on by default). Without it there is no macro to
+/// expand: the declaration is unavailable, so that the compiler names the trait where `@Entry`
+/// is used. (It also warns here that the plug-in is missing; SwiftPM does not show a package
+/// dependency's warnings to the package that depends on it.)
+#if !Macros
+@available(
+    *,
+    unavailable,
+    message:
+        "@Entry needs the Scoped package's \"Macros\" trait: .package(url: …, from: …, traits: [\"Macros\"]); or declare the entry with a ScopedKey"
+)
+#endif
 @attached(accessor, names: named(get), named(set))
 @attached(peer, names: prefixed(__Key_))
 public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
@@ -101,30 +113,16 @@ public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro"
 ///     var mailer: any Mailer = SMTPMailer()
 /// }
 /// ```
-@attached(accessor, names: named(get), named(set))
-@attached(peer, names: prefixed(__Key_))
-public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
-#else
-// Without the trait there is no macro to expand: these declarations only make the compiler name
-// the trait where `@Entry` is used. (It also warns here that their plug-in is missing; SwiftPM
-// does not show a package dependency's warnings to the package that depends on it.)
+///
+/// Like ``Entry()``, it needs the package's `Macros` trait.
+#if !Macros
 @available(
     *,
     unavailable,
     message:
         "@Entry needs the Scoped package's \"Macros\" trait: .package(url: …, from: …, traits: [\"Macros\"]); or declare the entry with a ScopedKey"
 )
-@attached(accessor, names: named(get), named(set))
-@attached(peer, names: prefixed(__Key_))
-public macro Entry() = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
-
-@available(
-    *,
-    unavailable,
-    message:
-        "@Entry needs the Scoped package's \"Macros\" trait: .package(url: …, from: …, traits: [\"Macros\"]); or declare the entry with a ScopedKey"
-)
-@attached(accessor, names: named(get), named(set))
-@attached(peer, names: prefixed(__Key_))
-public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")
 #endif
+@attached(accessor, names: named(get), named(set))
+@attached(peer, names: prefixed(__Key_))
+public macro Entry<T>(testValue: T) = #externalMacro(module: "ScopedMacros", type: "EntryMacro")

@@ -104,7 +104,7 @@ public struct ScopedValues: Sendable {
     mutating func store<V: Sendable>(
         _ value: V,
         for key: Any.Type,
-        kind: EntryKind,
+        kind: ScopedValues.EntryKind,
         lifetime: ScopedLifetime? = nil
     ) {
         if !node.isUnique() { node = node.copy() }

@@ -48,7 +48,7 @@ public struct ScopeReload: Sendable {
 public enum ScopeReloadError: Error, CustomStringConvertible {
     /// The new root failed validation: a service failed to build, a cycle, a captive
     /// dependency, a missing required object.
-    case validationFailed([ScopeProblem])
+    case validationFailed([ScopeValidationError.Problem])
     /// Another reload of the same root was in progress.
     case reloadInProgress
 

@@ -23,7 +23,7 @@ struct PostgresStartupTests {
         // `CREATE TABLE` and `ADD COLUMN` fail when run twice: a second application would fail
         // its instance's start-up.
         let roots = try (0..<4).map { _ in try fixture.makeRoot(migrations: migrations) }
-        try await withThrowingTaskGroup(of: [ScopeProblem].self) { group in
+        try await withThrowingTaskGroup(of: [ScopeValidationError.Problem].self) { group in
             for root in roots {
                 group.addTask {
                     try await root.withRunningServices(logger: Logger(label: "test")) { await root.validate() }

@@ -10,8 +10,8 @@ import Testing
 
 /// What the article's snippet throws when the root does not validate.
 struct StartupError: Error {
-    let problems: [ScopeProblem]
-    init(_ problems: [ScopeProblem]) { self.problems = problems }
+    let problems: [ScopeValidationError.Problem]
+    init(_ problems: [ScopeValidationError.Problem]) { self.problems = problems }
 }
 
 struct ServiceLifecycleArticleTests {

@@ -54,8 +54,8 @@ struct CloseTimeoutTests {
                 _ = try await ScopedValues.current.service(HangingSessionKey.self)
             }
         }
-        let timeout = try #require(error?.failures.first?.error as? ScopeCloseTimeoutError)
-        #expect(timeout == ScopeCloseTimeoutError(entry: HangingSessionKey.name, timeout: .milliseconds(100)))
+        let timeout = try #require(error?.failures.first?.error as? ScopeCloseError.Timeout)
+        #expect(timeout == ScopeCloseError.Timeout(entry: HangingSessionKey.name, timeout: .milliseconds(100)))
         // The other services still closed, and the scope is no longer open.
         #expect(closed.all == [RecordedKey.name])
         #expect(root.openScopeCount == 0)

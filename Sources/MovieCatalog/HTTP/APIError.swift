@@ -120,7 +120,7 @@ package struct APIError: HTTPResponseError, Sendable, CustomStringConvertible {
                 self.init(database, logger: logger)
             } else if underlying.contains(where: { ($0 as? SQLiteError)?.code == .full }) {
                 self = .storageFull(error, logger: logger)
-            } else if let timeout = underlying.lazy.compactMap({ $0 as? ScopeCloseTimeoutError }).first {
+            } else if let timeout = underlying.lazy.compactMap({ $0 as? ScopeCloseError.Timeout }).first {
                 // The work may or may not have been done: not a success, and worth a retry.
                 logger.warning("Close timeout: \(timeout)")
                 self.init(

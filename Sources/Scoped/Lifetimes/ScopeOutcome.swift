@@ -73,26 +73,28 @@ public struct ScopeCloseError: Error, CustomStringConvertible {
     }
 }
 
-/// A service's close ran past its close timeout and was abandoned, so its scope could end.
-///
-/// It is reported like any close failure: thrown in a ``ScopeCloseError`` when the scope ended
-/// well (what the close was to do, such as a commit, may not have happened), and given to the
-/// root's `onCloseError` otherwise. The abandoned close goes on running in its own task.
-public struct ScopeCloseTimeoutError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The service's entry name.
-    public var entry: String
-    /// How long its close was waited for.
-    public var timeout: Duration
+extension ScopeCloseError {
+    /// A service's close ran past its close timeout and was abandoned, so its scope could end.
+    ///
+    /// It is reported like any close failure: thrown in a ``ScopeCloseError`` when the scope ended
+    /// well (what the close was to do, such as a commit, may not have happened), and given to the
+    /// root's `onCloseError` otherwise. The abandoned close goes on running in its own task.
+    public struct Timeout: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The service's entry name.
+        public var entry: String
+        /// How long its close was waited for.
+        public var timeout: Duration
 
-    /// Creates the error for `entry`'s close, abandoned after `timeout`.
-    public init(entry: String, timeout: Duration) {
-        self.entry = entry
-        self.timeout = timeout
-    }
+        /// Creates the error for `entry`'s close, abandoned after `timeout`.
+        public init(entry: String, timeout: Duration) {
+            self.entry = entry
+            self.timeout = timeout
+        }
 
-    /// "the close of postgresClient did not return within 5.0 seconds and was abandoned".
-    public var description: String {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        return "the close of \(entry) did not return within \(seconds) seconds and was abandoned"
+        /// "the close of postgresClient did not return within 5.0 seconds and was abandoned".
+        public var description: String {
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            return "the close of \(entry) did not return within \(seconds) seconds and was abandoned"
+        }
     }
 }

@@ -65,7 +65,7 @@ public final class ScopeRoot: Sendable {
     ///     operation threw its own error, or because the scope had already ended; by default
     ///     they are logged at `error` level with the label `Scoped`, through swift-log.
     ///   - closeTimeout: how long a service's close may run before it is abandoned and
-    ///     reported as a ``ScopeCloseTimeoutError``, for keys that set no
+    ///     reported as a ``ScopeCloseError/Timeout``, for keys that set no
     ///     ``ScopedServiceKey/closeTimeout`` of their own; `nil` (the default) waits for every
     ///     close, and costs a close no task of its own.
     ///   - observers: what the root tells when its scopes open and end and its services are

@@ -47,7 +47,7 @@ public protocol ScopedServiceKey: Sendable {
     static func close(_ value: Value, outcome: ScopeOutcome) async throws
 
     /// How long ``close(_:outcome:)`` may run before it is abandoned and reported as a
-    /// ``ScopeCloseTimeoutError``, so that a close that never returns cannot hold its scope or a
+    /// ``ScopeCloseError/Timeout``, so that a close that never returns cannot hold its scope or a
     /// shutdown; `nil` (the default) uses the root's `closeTimeout`.
     static var closeTimeout: Duration? { get }
 

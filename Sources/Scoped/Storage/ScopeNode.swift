@@ -96,7 +96,12 @@ struct ScopeNode: Sendable {
     ///
     /// - Precondition: the buffer is uniquely referenced.
     @inlinable
-    mutating func set<V: Sendable>(_ value: V, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
+    mutating func set<V: Sendable>(
+        _ value: V,
+        for key: Any.Type,
+        kind: ScopedValues.EntryKind,
+        lifetime: ScopedLifetime?
+    ) {
         precondition(isUnique(), "a scope's node changed after it was shared")
         buffer.set(ValueBox(value), for: key, kind: kind, lifetime: lifetime)
     }

@@ -118,14 +118,14 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     /// Stores `box` for `key`, replacing what was there, growing the table first when it has
     /// no room for one more; marked with `kind`, `lifetime` and this node's depth.
     @usableFromInline
-    func set(_ box: consuming AnyValueBox, for key: Any.Type, kind: EntryKind, lifetime: ScopedLifetime?) {
+    func set(_ box: consuming AnyValueBox, for key: Any.Type, kind: ScopedValues.EntryKind, lifetime: ScopedLifetime?) {
         Self.set(box, for: key, kind: kind, lifetime: lifetime, depth: depth, in: &overlay)
     }
 
     private static func set(
         _ box: consuming AnyValueBox,
         for key: Any.Type,
-        kind: EntryKind,
+        kind: ScopedValues.EntryKind,
         lifetime: ScopedLifetime?,
         depth: Int,
         in overlay: inout Overlay

@@ -11,7 +11,7 @@ extension ScopedValues {
         /// The type of the value stored, as `String(reflecting:)` names it.
         public let valueType: String
         /// Whether it is a plain value, an object, or a service provided from outside.
-        public let kind: EntryKind
+        public let kind: ScopedValues.EntryKind
         /// For a service provided from outside with `set(_:to:)`: its lifetime; `nil` otherwise.
         public let lifetime: ScopedLifetime?
         /// The depth of the scope that set it: 0 for the application root, 1 for a scope opened
@@ -124,7 +124,7 @@ struct EntryInfo: Sendable {
     /// The info of an entry of `kind` set at `depth`; `lifetime` only for services provided
     /// from outside.
     @inlinable
-    init(kind: EntryKind, lifetime: ScopedLifetime?, depth: Int) {
+    init(kind: ScopedValues.EntryKind, lifetime: ScopedLifetime?, depth: Int) {
         let kindBits: UInt64 =
             switch kind {
             case .value: 0
@@ -142,7 +142,7 @@ struct EntryInfo: Sendable {
     }
 
     /// What kind of entry holds the value.
-    var kind: EntryKind {
+    var kind: ScopedValues.EntryKind {
         switch bits & 0b11 {
         case 0: .value
         case 1: .object
@@ -164,15 +164,17 @@ struct EntryInfo: Sendable {
     var depth: Int { Int(bits >> 32) }
 }
 
-/// What kind of entry a scope describes.
-public enum EntryKind: String, Hashable, Sendable, Codable, CustomStringConvertible {
-    /// A plain value, declared with `@Entry` or a ``ScopedKey``.
-    case value
-    /// An object stored under its type with ``ScopedValues/set(_:)``.
-    case object
-    /// A service with a ``ScopedLifetime``, declared with a ``ScopedServiceKey``.
-    case service
+extension ScopedValues {
+    /// What kind of entry a scope describes.
+    public enum EntryKind: String, Hashable, Sendable, Codable, CustomStringConvertible {
+        /// A plain value, declared with `@Entry` or a ``ScopedKey``.
+        case value
+        /// An object stored under its type with ``ScopedValues/set(_:)``.
+        case object
+        /// A service with a ``ScopedLifetime``, declared with a ``ScopedServiceKey``.
+        case service
 
-    /// A description for logs and error messages.
-    public var description: String { rawValue }
+        /// A description for logs and error messages.
+        public var description: String { rawValue }
+    }
 }

@@ -22,9 +22,11 @@ extension ScopeRoot {
     ///   so that requirements met per request are not reported as missing.
     /// - Returns: every problem found, in the order services are registered; empty when the
     ///   root is sound.
-    public func validate(scope update: (inout ScopedValues) throws -> Void = { _ in }) async -> [ScopeProblem] {
-        var problems: [ScopeProblem] = []
-        func record(_ problem: ScopeProblem) {
+    public func validate(scope update: (inout ScopedValues) throws -> Void = { _ in }) async -> [ScopeValidationError
+        .Problem]
+    {
+        var problems: [ScopeValidationError.Problem] = []
+        func record(_ problem: ScopeValidationError.Problem) {
             if !problems.contains(problem) { problems.append(problem) }
         }
         let registry = context.registry
@@ -34,7 +36,7 @@ extension ScopeRoot {
             do {
                 try await service.resolve(values)
             } catch {
-                record(ScopeProblem(entry: service.name, error: error))
+                record(ScopeValidationError.Problem(entry: service.name, error: error))
             }
         }
         let scopeValues: ScopedValues
@@ -42,12 +44,18 @@ extension ScopeRoot {
         do {
             (scopeValues, scope) = try values.childScope(of: context, update)
         } catch {
-            record(ScopeProblem(kind: .scopeFailed, entry: "scope", message: "Opening a scope threw: \(error)"))
+            record(
+                ScopeValidationError.Problem(
+                    kind: .scopeFailed,
+                    entry: "scope",
+                    message: "Opening a scope threw: \(error)"
+                )
+            )
             return problems
         }
         for requirement in registry.requirements where !requirement.isSatisfied(scopeValues) {
             record(
-                ScopeProblem(
+                ScopeValidationError.Problem(
                     kind: .missingRequirement,
                     entry: requirement.name,
                     message: ScopedError.missingObject(type: requirement.name).description
@@ -58,59 +66,67 @@ extension ScopeRoot {
             do {
                 try await service.resolve(scopeValues)
             } catch {
-                record(ScopeProblem(entry: service.name, error: error))
+                record(ScopeValidationError.Problem(entry: service.name, error: error))
             }
         }
         for failure in await scope.close(.cancelled, with: scopeValues.node) {
-            record(ScopeProblem(kind: .closeFailed, entry: failure.entry, message: "Closing threw: \(failure.error)"))
+            record(
+                ScopeValidationError.Problem(
+                    kind: .closeFailed,
+                    entry: failure.entry,
+                    message: "Closing threw: \(failure.error)"
+                )
+            )
         }
         return problems
     }
 }
 
-/// A problem ``ScopeRoot/validate(scope:)`` found, named so a server can refuse to start with
-/// a message that says what to fix.
-public struct ScopeProblem: Hashable, Sendable, Codable, CustomStringConvertible {
-    /// What kind of problem it is.
-    public enum Kind: String, Hashable, Sendable, Codable {
-        /// A type-keyed object the root requires is set neither on the root nor when a scope opens.
-        case missingRequirement
-        /// A service needs itself while it is being built.
-        case cycle
-        /// An app service reads a scope service while it is being built.
-        case captiveDependency
-        /// A service's construction threw.
-        case constructionFailed
-        /// A service threw while its scope closed.
-        case closeFailed
-        /// The update that opens a scope threw.
-        case scopeFailed
-    }
+extension ScopeValidationError {
+    /// A problem ``ScopeRoot/validate(scope:)`` found, named so a server can refuse to start with
+    /// a message that says what to fix.
+    public struct Problem: Hashable, Sendable, Codable, CustomStringConvertible {
+        /// What kind of problem it is.
+        public enum Kind: String, Hashable, Sendable, Codable {
+            /// A type-keyed object the root requires is set neither on the root nor when a scope opens.
+            case missingRequirement
+            /// A service needs itself while it is being built.
+            case cycle
+            /// An app service reads a scope service while it is being built.
+            case captiveDependency
+            /// A service's construction threw.
+            case constructionFailed
+            /// A service threw while its scope closed.
+            case closeFailed
+            /// The update that opens a scope threw.
+            case scopeFailed
+        }
 
-    /// What kind of problem it is.
-    public let kind: Kind
-    /// The entry, service or type the problem is about.
-    public let entry: String
-    /// What went wrong and how to fix it.
-    public let message: String
+        /// What kind of problem it is.
+        public let kind: Kind
+        /// The entry, service or type the problem is about.
+        public let entry: String
+        /// What went wrong and how to fix it.
+        public let message: String
 
-    /// A description for logs and error messages.
-    public var description: String { "\(entry): \(message)" }
+        /// A description for logs and error messages.
+        public var description: String { "\(entry): \(message)" }
 
-    init(kind: Kind, entry: String, message: String) {
-        self.kind = kind
-        self.entry = entry
-        self.message = message
-    }
+        init(kind: Kind, entry: String, message: String) {
+            self.kind = kind
+            self.entry = entry
+            self.message = message
+        }
 
-    init(entry: String, error: any Error) {
-        let kind: Kind =
-            switch error as? ScopedError {
-            case .cycle: .cycle
-            case .captiveDependency: .captiveDependency
-            default: .constructionFailed
-            }
-        self.init(kind: kind, entry: entry, message: String(describing: error))
+        init(entry: String, error: any Error) {
+            let kind: Kind =
+                switch error as? ScopedError {
+                case .cycle: .cycle
+                case .captiveDependency: .captiveDependency
+                default: .constructionFailed
+                }
+            self.init(kind: kind, entry: entry, message: String(describing: error))
+        }
     }
 }
 
@@ -119,10 +135,10 @@ public struct ScopeProblem: Hashable, Sendable, Codable, CustomStringConvertible
 /// Its description lists every problem, one a line, ready for a log or standard error.
 public struct ScopeValidationError: Error, CustomStringConvertible {
     /// What validation found, in the order it found it; never empty.
-    public var problems: [ScopeProblem]
+    public var problems: [ScopeValidationError.Problem]
 
     /// Creates the error for `problems`, which must not be empty.
-    public init(problems: [ScopeProblem]) {
+    public init(problems: [ScopeValidationError.Problem]) {
         precondition(!problems.isEmpty, "a validation error needs at least one problem")
         self.problems = problems
     }

@@ -12,7 +12,7 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
         /// The entry's value type.
         public let valueType: String
         /// Whether it is a plain value, an object, or a service.
-        public let kind: EntryKind
+        public let kind: ScopedValues.EntryKind
         /// For a service: its lifetime.
         ///
         /// `nil` for values and objects.

@@ -133,7 +133,7 @@ enum ServiceCloser {
                     try await DeadlineWatchdog.shared.run(
                         { try await Self.close(key, box, outcome: outcome, registry: registry) },
                         abandoningAfter: timeout
-                    ) { ScopeCloseTimeoutError(entry: entry, timeout: timeout) }
+                    ) { ScopeCloseError.Timeout(entry: entry, timeout: timeout) }
                 } else {
                     try await Self.close(key, box, outcome: outcome, registry: registry)
                 }
