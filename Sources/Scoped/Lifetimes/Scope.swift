@@ -23,7 +23,6 @@ public final class Scope: Sendable {
     /// The scope's values: what reads inside ``run(_:)`` resolve to.
     public let values: ScopedValues
     @usableFromInline let context: ServiceOwner
-    private let isClosing = Atomic<Bool>(false)
 
     /// Opens a child scope of `parent`'s scope `context`, counted open on its root until it
     /// closes.
@@ -46,14 +45,14 @@ public final class Scope: Sendable {
     }
 
     deinit {
-        guard !isClosing.load(ordering: .relaxed) else { return }
+        guard !context.isClosed.load(ordering: .relaxed) else { return }
         let context = context
         let node = values.node
         Task { try? await context.end(.cancelled, with: node) }
     }
 
-    /// Whether ``close(_:)`` has been called.
-    public var isClosed: Bool { isClosing.load(ordering: .acquiring) }
+    /// Whether the scope has closed, or begun closing: ``close(_:)`` has been called.
+    public var isClosed: Bool { context.isClosed.load(ordering: .acquiring) }
 
     /// Runs `operation` with the scope's values current: reads resolve to this scope, and the
     /// ``ScopedLifetime/scope`` services it builds belong to it.
@@ -78,15 +77,9 @@ public final class Scope: Sendable {
     /// Inlinable, so that an adapter's close is one async call (the context's end), not two.
     @inlinable
     nonisolated(nonsending) public func close(_ outcome: ScopeOutcome) async throws {
-        guard claimClose() else { return }
         // Its services close with its values current: bound by the scope's context only when
-        // there are services to close, and it is not bound already.
+        // there are services to close, and it is not bound already. The context's closed state
+        // is the scope's: only the first call ends it.
         try await context.end(outcome, with: values.node)
-    }
-
-    /// Whether this call is the first to close the scope; marks it closing.
-    @usableFromInline
-    func claimClose() -> Bool {
-        !isClosing.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

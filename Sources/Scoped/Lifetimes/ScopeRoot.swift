@@ -160,7 +160,7 @@ public final class ScopeRoot: Sendable {
         await rootContext.drain()
         // Tenant services may use app services: they close first.
         await tenantProvider?.shutdown()
-        let failures = await context.close(.success, with: values.node)
+        let failures = await context.close(.success, with: values.node) ?? []
         if !failures.isEmpty {
             context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
         }

@@ -69,7 +69,7 @@ extension ScopeRoot {
                 record(ScopeValidationError.Problem(entry: service.name, error: error))
             }
         }
-        for failure in await scope.close(.cancelled, with: scopeValues.node) {
+        for failure in await scope.close(.cancelled, with: scopeValues.node) ?? [] {
             record(
                 ScopeValidationError.Problem(
                     kind: .closeFailed,

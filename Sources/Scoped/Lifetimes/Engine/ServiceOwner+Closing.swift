@@ -8,11 +8,14 @@ extension ServiceOwner {
     /// A scope that built nothing returns without suspending, and, inlined into
     /// ``end(_:with:)``, without an async call.
     ///
-    /// - Returns: the closes that threw; every close is attempted.
+    /// - Returns: the closes that threw; every close is attempted. `nil` when the scope had
+    ///   closed already: only the first call closes, and later ones return at once.
     @inline(__always)
-    nonisolated(nonsending) func close(_ outcome: ScopeOutcome, with node: ScopeNode) async -> [ScopeCloseError.Failure]
-    {
-        let built = takeBuiltServices()
+    nonisolated(nonsending) func close(
+        _ outcome: ScopeOutcome,
+        with node: ScopeNode
+    ) async -> [ScopeCloseError.Failure]? {
+        guard let built = takeBuiltServices() else { return nil }
         if built.isEmpty { return [] }
         let failures = await close(built, in: node, outcome: outcome)
         // Only a root is watched; a request's scope skips the lock.
@@ -31,10 +34,14 @@ extension ServiceOwner {
     /// Marks the scope closed and takes the services it built out of its state.
     ///
     /// The entries move out (no copy): a closed scope keeps nothing, and a later read of its
-    /// services is refused with `scopeEnded`. Empty when the scope built nothing, or was closed.
-    private func takeBuiltServices() -> SmallList<Entry> {
-        state.withLock { state -> SmallList<Entry> in
-            guard !isClosed.load(ordering: .relaxed) else { return SmallList() }
+    /// services is refused with `scopeEnded`. Empty when the scope built nothing; `nil` when it
+    /// was closed already.
+    ///
+    /// The owner's closed state is the scope's one: set here, once, under the state's lock, it
+    /// is what `Scope.isClosed` reads and what makes a second close return at once.
+    private func takeBuiltServices() -> SmallList<Entry>? {
+        state.withLock { state -> SmallList<Entry>? in
+            guard !isClosed.load(ordering: .relaxed) else { return nil }
             isClosed.store(true, ordering: .releasing)
             guard state.builtCount > 0 else { return SmallList() }
             var entries = SmallList<Entry>()
@@ -88,7 +95,8 @@ extension ServiceOwner {
     /// close-error handler.
     @usableFromInline
     nonisolated(nonsending) func end(_ outcome: ScopeOutcome, with node: ScopeNode) async throws(ScopeCloseError) {
-        let failures = await close(outcome, with: node)
+        // The first close of the scope ends it; any other returns here.
+        guard let failures = await close(outcome, with: node) else { return }
         if registry.observers.observeScopes { registry.observers.scopeEnded(outcome) }
         countClosed()
         registry.observer?.openWork?.closed(self)
