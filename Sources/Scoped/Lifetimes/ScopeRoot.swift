@@ -160,10 +160,7 @@ public final class ScopeRoot: Sendable {
         await rootContext.drain()
         // Tenant services may use app services: they close first.
         await tenantProvider?.shutdown()
-        let failures = await context.close(.success, with: values.node) ?? []
-        if !failures.isEmpty {
-            context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
-        }
+        await context.closeReportingFailures(with: values.node)
     }
 
     /// Shuts the root down as ``shutdown()`` does, but stops waiting after `timeout`.

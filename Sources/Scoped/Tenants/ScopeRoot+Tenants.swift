@@ -92,10 +92,7 @@ public final class OpenTenant: Sendable {
     /// handed out; a second call closes nothing.
     nonisolated(nonsending) public func close() async {
         await context.openScopes?.drained()
-        let failures = await context.close(.success, with: values.node) ?? []
-        if !failures.isEmpty {
-            context.registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
-        }
+        await context.closeReportingFailures(with: values.node)
     }
 }
 

@@ -84,6 +84,16 @@ extension ServiceOwner {
         }
     }
 
+    /// Closes a root's or a tenant's services, told success, with `node` (its own) current, once
+    /// its scopes have ended, and gives the closes that threw to the root's close-error handler:
+    /// what a root's shutdown and a tenant's close end with, which nothing can throw to.
+    nonisolated(nonsending) func closeReportingFailures(with node: ScopeNode) async {
+        let failures = await close(.success, with: node) ?? []
+        if !failures.isEmpty {
+            registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
+        }
+    }
+
     /// Ends a scope opened on a root: closes its services with `outcome`, `node` (the scope's
     /// own) current, and counts it closed.
     ///

@@ -224,14 +224,6 @@ extension ServiceOwner {
         ScopedValues.withCurrent { $0.node.buffer === node }
     }
 
-    /// Whether `node` is the calling task's current node; `nil` when there is no node.
-    static func isCurrent(_ node: borrowing ScopeNodeBuffer?) -> Bool? {
-        switch node {
-        case .some(let node): isCurrent(node)
-        case .none: nil
-        }
-    }
-
     /// Runs `body` with `node` as the current scope's values; `nil` means it is already.
     ///
     /// Constructions and closes see the scope they belong to. Where `node` is already current
