@@ -24,7 +24,7 @@ extension ScopedValues {
     public func service<K: ScopedServiceKey>(_ key: K.Type) async throws -> K.Value {
         // Inlined into the caller, and so specialized for `K`: only the construction and the
         // final cast meet the value's type. The rest is `serviceBox`, which works on boxes.
-        let box = try await serviceBox(key) { ValueBox(try await K.makeValue()) }
+        let box = try await serviceBox(key) { ServiceBox<K>(try await K.makeValue()) }
         return ScopeNodeBuffer.load(box, as: K.Value.self)
     }
 
@@ -78,7 +78,7 @@ extension ScopedValues {
             return ScopeNodeBuffer.load(storage, as: K.Value.self)
         }
         guard K.lifetime == .scope, isInScope,
-            let box = try scope?.serviceMadeWithoutWaiting(key, make: { ValueBox(make()) })
+            let box = try scope?.serviceMadeWithoutWaiting(key, make: { ServiceBox<K>(make()) })
         else { return nil }
         return ScopeNodeBuffer.load(box, as: K.Value.self)
     }

@@ -144,11 +144,19 @@ class AnyValueBox: @unchecked Sendable {
 
     /// The type of the value the box holds, for diagnostics.
     var valueType: Any.Type { Never.self }
+
+    /// Closes the service this box holds, which `key` built, told `outcome`.
+    ///
+    /// A ``ServiceBox`` knows its key and closes its value directly; any other box asks `key` to
+    /// cast it to its value's type, which looks that type's box up in the runtime's table.
+    nonisolated(nonsending) func close(as key: any ScopedServiceKey.Type, outcome: ScopeOutcome) async throws {
+        try await key.close(erased: self, outcome: outcome)
+    }
 }
 
 /// An ``AnyValueBox`` holding a value of a known type.
 @usableFromInline
-final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
+class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
     @usableFromInline
     let value: Value
 
@@ -159,4 +167,22 @@ final class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
 
     /// `Value`.
     override var valueType: Any.Type { Value.self }
+}
+
+/// The box of a service built with its key's `makeValue()`: what a scope closes it with is
+/// one call of the box, with no cast.
+@usableFromInline
+final class ServiceBox<Key: ScopedServiceKey>: ValueBox<Key.Value>, @unchecked Sendable {
+    @usableFromInline
+    override init(_ value: Key.Value) {
+        super.init(value)
+    }
+
+    /// Closes the value with `Key`'s `close`.
+    nonisolated(nonsending) override func close(
+        as key: any ScopedServiceKey.Type,
+        outcome: ScopeOutcome
+    ) async throws {
+        try await Key.close(value, outcome: outcome)
+    }
 }

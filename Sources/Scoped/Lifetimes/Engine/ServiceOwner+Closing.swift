@@ -172,10 +172,10 @@ enum ServiceCloser {
     ) async throws {
         guard !registry.observers.observeServices else {
             return try await registry.observers.close(key, outcome: outcome) {
-                try await key.close(erased: box, outcome: outcome)
+                try await box.close(as: key, outcome: outcome)
             }
         }
-        try await key.close(erased: box, outcome: outcome)
+        try await box.close(as: key, outcome: outcome)
     }
 
     /// The built entry with the largest `order` below `limit`, or `nil`.

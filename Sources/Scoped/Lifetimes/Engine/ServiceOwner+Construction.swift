@@ -208,7 +208,7 @@ extension ServiceOwner {
         with node: ScopeNode?
     ) async throws -> Never {
         do {
-            try await Self.withCurrent(node) { try await link.key.close(erased: box, outcome: .cancelled) }
+            try await Self.withCurrent(node) { try await box.close(as: link.key, outcome: .cancelled) }
         } catch let closeError {
             let failure = ScopeCloseError.Failure(entry: link.key.name, error: closeError)
             registry.onCloseError(ScopeCloseError(failures: [failure], outcome: .cancelled))
