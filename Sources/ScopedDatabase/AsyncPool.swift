@@ -18,14 +18,14 @@ public import Synchronization
 /// What a request runs (a free resource taken, given back, the pool closed) is inlinable, and
 /// so specialized for the resource in the database target that calls it: run unspecialized,
 /// each `Mutex<State>` access looked up its generic metadata in the runtime's cache (about 340
-/// instructions a lookup here; BENCHMARKS.md, session 36). Waiting, the slow path, is not.
+/// instructions a lookup here, counted under callgrind). Waiting, the slow path, is not.
 public final class AsyncPool<Resource: Sendable>: Sendable {
     /// A task waiting for a resource.
     ///
     /// A class, so that an optional waiter is a nullable reference: `CheckedContinuation`'s
     /// layout is the concurrency library's, unknown to this module, and an optional struct that
     /// holds one is tested through value witnesses that look up the continuation's metadata, on
-    /// every release, waiters or not (19 lookups a request, BENCHMARKS.md, session 36).
+    /// every release, waiters or not (it was 19 lookups a request).
     @usableFromInline
     final class Waiter: Sendable {
         @usableFromInline let continuation: CheckedContinuation<Resource, any Error>

@@ -4,7 +4,7 @@
 /// operation reads or changes it in one access: a stored `var` of a class is checked for
 /// exclusive access at run time on every access (`swift_beginAccess`, a thread-local lookup),
 /// which cost a fifth of a `withScopedValues` with two overrides when each probe and slot read
-/// was an access of its own (BENCHMARKS.md, sessions 29 and 30). Inside one access, the overlay
+/// was an access of its own. Inside one access, the overlay
 /// is an `inout` value or a local copy, checked at compile time.
 ///
 /// `@unchecked Sendable`: `overlay` changes only through ``ScopeNode``'s

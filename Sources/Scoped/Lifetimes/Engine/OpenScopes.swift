@@ -84,10 +84,10 @@ final class OpenScopes: Sendable {
 ///
 /// A word, not a `ContinuousClock.Instant`: the standard library's `Instant` is resilient, and
 /// an async function keeps a local of a resilient type in the task's allocator, allocated on
-/// entry whatever path it takes (four allocations on every service read, session 30). And
+/// entry whatever path it takes (it was four allocations on every service read). And
 /// `DispatchTime`, not `ContinuousClock`: an `Instant` is a 128-bit count of attoseconds, and
 /// turning one into nanoseconds is a 128-bit division, the larger part of registering a
-/// deadline (session 35); `DispatchTime.uptimeNanoseconds` is the clock's reading as it is.
+/// deadline; `DispatchTime.uptimeNanoseconds` is the clock's reading as it is.
 enum NanosecondClock {
     private static let start = DispatchTime.now().uptimeNanoseconds
 
