@@ -77,7 +77,8 @@ echo "|---|---:|---:|---:|"
 for database in $databases; do
     for profile in $profiles; do
         example_env=(APP_ENV="$profile" METRICS_ENABLED=false)
-        baseline_env=()
+        # The hand-wired server serves the profile's routes (no debug routes in production).
+        baseline_env=(APP_ENV="$profile")
         # Another ExampleServer as the baseline runs as this one does, on a database of its own.
         [ -z "${BEFORE:-}" ] || baseline_env=(APP_ENV="$profile" METRICS_ENABLED=false)
         rm -f "$workdir"/*.sqlite*

@@ -18,7 +18,8 @@ import ServiceLifecycle
 /// repository passed by hand.
 ///
 /// The stack is ExampleServer's (its HTTP channel, request IDs, the request log, API errors,
-/// routing, the handlers generated from `openapi.yaml`, JSON encoding, one SQLite or PostgreSQL
+/// its routes (`APP_ENV=production` leaves out the debug routes, as ExampleServer's production
+/// profile does), the handlers generated from `openapi.yaml`, JSON encoding, one SQLite or PostgreSQL
 /// transaction per request) with one difference: the handler is handed its session and
 /// repository instead of reading them from a request scope.
 /// `Benchmarks/load.sh` runs it against ExampleServer to isolate what Scoped costs.
@@ -50,7 +51,22 @@ enum HandWiredCatalog {
                 }
             )
         }
+        // ExampleServer's other routes, registered where it registers them, so that the router
+        // matches `/movies/{id}` and `/movies` past the same routes; answered 501 here, but for
+        // `/health`.
+        let routes = RouteRecorder(router: router, table: table)
+        routes.on(.get, "/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        for path in ["/metrics", "/openapi.json"] {
+            routes.on(.get, path) { _, _ in throw HandWiredAPI.notServed }
+        }
         HandWiredAPI(store: store, layer: layer).addRoutes(to: router, table: table)
+        routes.on(.get, "/movies/live") { _, _ in throw HandWiredAPI.notServed }
+        // The debug routes of every profile but production (`debug.routes` in `Config/`).
+        if environment["APP_ENV"] != "production" {
+            for path in ["/debug/scope", "/debug/echo", "/debug/stats", "/debug/hanging-close", "/debug/graph"] {
+                routes.on(.get, path) { _, _ in throw HandWiredAPI.notServed }
+            }
+        }
         // ExampleServer's channel: hummingbird-websocket's upgrade channel, guarded until the
         // first request head; no WebSocket route here.
         let webSocketResponder = Router(context: BasicWebSocketRequestContext.self).buildResponder()
@@ -199,7 +215,7 @@ struct HandWiredAPI: APIProtocol {
         return .created(.init(headers: .init(location: "/movies/\(movie.id)"), body: .json(movie)))
     }
 
-    private static var notServed: APIError {
+    static var notServed: APIError {
         APIError(status: .notImplemented, code: "not_implemented", message: "Not served by the hand-wired catalog.")
     }
 
