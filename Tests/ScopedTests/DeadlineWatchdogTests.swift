@@ -110,4 +110,40 @@ struct DeadlineWatchdogTests {
         #expect(far.allSatisfy { watchdog.cancel($0) })
         #expect(order.all == ["near"])
     }
+
+    /// A deadline several turns of the wheel away expires on its own tick, not on an earlier
+    /// visit of its slot; and a deadline that a visit moved in its slot (the cancelled one put
+    /// before it was dropped) is still found by its cancel.
+    @Test func aDeadlineTurnsOfTheWheelAwayExpiresOnItsTickAndIsFoundWhenMoved() async throws {
+        let watchdog = DeadlineWatchdog(tick: .milliseconds(10), slots: 4)
+        let expired = Recorder<String>()
+        let dropped = watchdog.register(after: .seconds(60)) { expired.record("dropped") }
+        let moved = watchdog.register(after: .seconds(60)) { expired.record("moved") }
+        #expect(watchdog.cancel(dropped))
+        let registered = ContinuousClock.now
+        let fired = Signal()
+        _ = watchdog.register(after: .milliseconds(300)) {
+            expired.record("near")
+            fired.fire()
+        }
+        #expect(await eventually(within: .seconds(10)) { fired.hasFired })
+        // Thirty ticks: seven turns of the wheel and more.
+        #expect(ContinuousClock.now - registered >= .milliseconds(300) - watchdog.tick)
+        // Every slot has been visited since `dropped` was cancelled.
+        #expect(watchdog.cancel(moved))
+        #expect(expired.all == ["near"])
+    }
+
+    /// The cancel of a deadline that expired cancels nothing else, not the deadline put where it
+    /// was in the wheel after it.
+    @Test func theCancelOfAnExpiredDeadlineLeavesTheOneInItsPlace() async {
+        let watchdog = DeadlineWatchdog(tick: .milliseconds(10), slots: 1)
+        let fired = Signal()
+        let first = watchdog.register(after: .milliseconds(20)) { fired.fire() }
+        await fired.wait()
+        let second = Signal()
+        _ = watchdog.register(after: .milliseconds(50)) { second.fire() }
+        #expect(!watchdog.cancel(first))
+        #expect(await eventually(within: .seconds(10)) { second.hasFired })
+    }
 }
