@@ -25,7 +25,12 @@ struct DatabaseSettingsTests {
     ) async throws {
         try await ServerInstance.withInstances(
             count,
-            environment: ["APP_ENV": "development", "SETTINGS_FROM_DATABASE": "true"],
+            // No periodic poll: every version here is read from its notification. A poll that
+            // ran between a commit and its notification read the version first, and the instance
+            // said so (`source` "poll"), which the first test does not expect.
+            environment: [
+                "APP_ENV": "development", "SETTINGS_FROM_DATABASE": "true", "SETTINGS_POLL_INTERVAL": "3600",
+            ],
             ready: { (try? await $0.settings())?["listening"] as? Bool == true },
             body
         )
