@@ -40,8 +40,8 @@ public final class DeadlineWatchdog: @unchecked Sendable {
         /// A timer wheel: slot `tick % wheel.count` holds the deadlines of every tick congruent
         /// to it, in the order registered (so by ID).
         ///
-        /// Registering appends to a slot; cancelling finds the entry where its ``Deadline``
-        /// says it was put (else by binary search on the ID) and drops its `expire`: no hashing,
+        /// Registering appends to a slot; cancelling finds the entry by binary search on its ID
+        /// and drops its `expire`: no hashing,
         /// which on dictionaries of deadlines cost 2,000 instructions a deadline. A firing
         /// visits only the slots of the ticks that passed, where it expires what is due, drops
         /// what was cancelled, and keeps the deadlines a whole turn of the wheel away or more.
@@ -66,19 +66,15 @@ public final class DeadlineWatchdog: @unchecked Sendable {
             live += 1
             let slot = slot(of: tick)
             wheel[slot].append(Entry(id: nextID, tick: tick, expire: expire))
-            return Deadline(id: nextID, tick: tick, position: wheel[slot].count - 1)
+            return Deadline(id: nextID, tick: tick)
         }
 
         /// Drops `deadline`'s `expire`; `false` when it expired or was cancelled already.
         mutating func cancel(_ deadline: Deadline) -> Bool {
             let slot = slot(of: deadline.tick)
-            // Where it was put, unless a visit of its slot moved it since.
-            var position = deadline.position
-            if position >= wheel[slot].count || wheel[slot][position].id != deadline.id {
-                guard let found = Self.position(of: deadline.id, in: wheel[slot]) else { return false }
-                position = found
-            }
-            guard wheel[slot][position].expire != nil else { return false }
+            guard let position = Self.position(of: deadline.id, in: wheel[slot]),
+                wheel[slot][position].expire != nil
+            else { return false }
             wheel[slot][position].expire = nil
             live -= 1
             return true
@@ -196,8 +192,6 @@ public final class DeadlineWatchdog: @unchecked Sendable {
     public struct Deadline: Sendable {
         fileprivate let id: UInt64
         fileprivate let tick: Int64
-        /// Its index in its slot when registered.
-        fileprivate let position: Int
     }
 
     /// A timer on the watchdog's queue, activated and not yet scheduled.
