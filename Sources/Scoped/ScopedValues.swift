@@ -70,7 +70,7 @@ public struct ScopedValues: Sendable {
     /// ```swift
     /// if values.isTestScope, let lent = values[LentTestDatabaseKey.self] { return lent }
     /// ```
-    public var isTestScope: Bool { scope?.registry.observer?.isTestObserver == true }
+    public var isTestScope: Bool { scope?.registry.isInTest == true }
 
     /// Whether these values belong to a test's own root (made by ScopedTesting's `withTestScope`
     /// or its `.scoped` trait): the test's scope and the scopes opened within it, not a root the
@@ -79,6 +79,15 @@ public struct ScopedValues: Sendable {
     /// A database layer tells a test's own statements, which run in the test's transaction, from
     /// a request's, which run in the request's own.
     public var isOnTestsOwnRoot: Bool { scope?.registry.isTestRoot == true }
+
+    /// The identity of the scope these values belong to (a root's, a tenant's, or a scope opened
+    /// on one): the same for every value read in that scope, however many
+    /// ``withScopedValues(_:operation:)-23sgc`` calls deep, and different from every other
+    /// scope's while it is open; `nil` outside every root.
+    ///
+    /// What a ``ScopeObserver`` keys the scopes it tracks by, from
+    /// ``ScopeObserver/scopeOpened(_:handedOffAt:)`` to ``ScopeObserver/scopeEnded(_:outcome:)``.
+    public var scopeID: ObjectIdentifier? { scope.map(ObjectIdentifier.init) }
 
     /// The innermost scope that owns services: a scope opened with `withScope`, or a root.
     var scope: ServiceOwner? { node.scope }

@@ -112,12 +112,12 @@ final class Instruments: ReloadObserver, TenantObserver {
     }
 
     /// Counts a scope opened on the root.
-    func scopeOpened() {
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
         scopeMetrics?.open.increment()
     }
 
     /// Counts a scope on the root as ended with `outcome`.
-    func scopeEnded(_ outcome: ScopeOutcome) {
+    func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {
         guard let scopeMetrics else { return }
         scopeMetrics.open.decrement()
         switch outcome {

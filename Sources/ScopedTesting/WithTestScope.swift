@@ -40,7 +40,8 @@ nonisolated(nonsending) public func withTestScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
     operation: () async throws -> R
 ) async throws -> R {
-    let root = ScopeRoot.testRoot(observers: [Tenancy()], onLiveDefaultRead: liveDefaultRecorder())
+    let checks = TestChecks(onLiveDefaultRead: liveDefaultRecorder())
+    let root = ScopeRoot.testRoot(observers: [checks, Tenancy()])
     let result: Result<R, any Error>
     do {
         result = .success(
@@ -52,7 +53,7 @@ nonisolated(nonsending) public func withTestScope<R>(
         result = .failure(error)
     }
     let record = leftRunningRecorder()
-    for work in await root.workStillOpen(after: .seconds(5)) { record(work) }
+    for work in await checks.stillOpen(after: .seconds(5)) { record(work) }
     await root.shutdown()
     return try result.get()
 }

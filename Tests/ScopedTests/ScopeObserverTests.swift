@@ -17,9 +17,13 @@ private struct JournalObserver: ReloadObserver, TenantObserver {
         return declines ? nil : self
     }
 
-    func scopeOpened() { journal.append("\(name) opened") }
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+        journal.append("\(name) opened\(site.map { " at \($0)" } ?? "")")
+    }
 
-    func scopeEnded(_ outcome: ScopeOutcome) { journal.append("\(name) ended \(outcome.name)") }
+    func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {
+        journal.append("\(name) ended \(outcome.name)")
+    }
 
     func build<Value>(_ service: any ScopedServiceKey.Type, _ operation: () async throws -> Value) async throws -> Value
     {
@@ -67,6 +71,52 @@ private struct JournalObserver: ReloadObserver, TenantObserver {
     func rootReloaded(generation: Int, applied: Bool) {
         journal.append("\(name) reload \(generation) \(applied ? "applied" : "rejected")")
     }
+}
+
+/// Answers the unset reads of `answers`' keys, and journals the scopes it is told of with the
+/// identity they were opened with; inherited by nested roots when `nested`.
+private final class AnsweringObserver: ScopeObserver {
+    let name: String
+    let journal: Journal
+    let answers: [ObjectIdentifier: String]
+    let nested: Bool
+    /// The identity of every scope told opened and not ended yet, by the order it opened in.
+    let open = Mutex<[ObjectIdentifier: Int]>([:])
+    let opened = Atomic<Int>(0)
+
+    init(name: String, journal: Journal, answers: [ObjectIdentifier: String], nested: Bool = true) {
+        self.name = name
+        self.journal = journal
+        self.answers = answers
+        self.nested = nested
+    }
+
+    var events: ScopeObserverEvents { nested ? [.scopes, .defaultReads, .nestedRoots] : [.scopes, .defaultReads] }
+
+    func defaultValue<Key: ScopedKey>(for key: Key.Type) -> Key.Value? {
+        journal.append("\(name) asked \(Key.name)")
+        return answers[ObjectIdentifier(key)] as? Key.Value
+    }
+
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+        let number = opened.add(1, ordering: .relaxed).newValue
+        let id = values.scopeID!
+        let isNew = open.withLock { $0.updateValue(number, forKey: id) == nil }
+        journal.append("\(name) opened \(number)\(isNew ? "" : " twice")\(site == nil ? "" : " handed off")")
+    }
+
+    func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {
+        let number = open.withLock { $0.removeValue(forKey: values.scopeID!) }
+        journal.append("\(name) ended \(number.map(String.init) ?? "unknown")")
+    }
+}
+
+private enum UnsetGreetingKey: ScopedKey {
+    static let defaultValue = "own default"
+}
+
+private enum UnsetFarewellKey: ScopedKey {
+    static let defaultValue = "own farewell"
 }
 
 private final class Journal: Sendable {
@@ -205,6 +255,61 @@ struct ScopeObserverTests {
         try await root.withScope { _ = try await ScopedValues.current.service(SessionKey.self) }
         await root.shutdown()
         #expect(journal.all == ["A root: session"])
+    }
+
+    @Test func anObserverAnswersUnsetReadsInOrderAndIsNotAskedForWhatAScopeSet() async throws {
+        let greeting = ObjectIdentifier(UnsetGreetingKey.self)
+        let farewell = ObjectIdentifier(UnsetFarewellKey.self)
+        let first = AnsweringObserver(name: "A", journal: journal, answers: [greeting: "from A"])
+        let second = AnsweringObserver(name: "B", journal: journal, answers: [greeting: "from B", farewell: "from B"])
+        let root = ScopeRoot(startingFrom: ScopedValues(), observers: [first, second]) { _ in }
+        let read = try await root.withScope {
+            let values = ScopedValues.current
+            return [values[UnsetGreetingKey.self], values[UnsetFarewellKey.self]]
+        }
+        #expect(read == ["from A", "from B"])
+        journal.clear()
+        let set = try await root.withScope({ $0[UnsetGreetingKey.self] = "set" }) {
+            ScopedValues.current[UnsetGreetingKey.self]
+        }
+        #expect(set == "set")
+        #expect(journal.all == ["A opened 2", "B opened 2", "A ended 2", "B ended 2"])
+        // A root with no such observer reads the key's own default.
+        let plain = ScopeRoot(startingFrom: ScopedValues()) { _ in }
+        #expect(try await plain.withScope { ScopedValues.current[UnsetGreetingKey.self] } == "own default")
+    }
+
+    @Test func rootsMadeInAScopeReportToTheObserversThatTakeNestedRootsAndPassThemOn() async throws {
+        let greeting = ObjectIdentifier(UnsetGreetingKey.self)
+        let nested = AnsweringObserver(name: "N", journal: journal, answers: [greeting: "nested"])
+        let own = AnsweringObserver(name: "O", journal: journal, answers: [greeting: "own"], nested: false)
+        let root = ScopeRoot(startingFrom: ScopedValues(), observers: [own, nested]) { _ in }
+        try await root.withScope {
+            let app = ScopeRoot(startingFrom: ScopedValues.current) { _ in }
+            let read = try await app.withScope { () async throws -> String in
+                // A root made in the app's scope reports to it as well.
+                let inner = ScopeRoot(startingFrom: ScopedValues.current) { _ in }
+                try await inner.withScope { _ = ScopedValues.current[UnsetGreetingKey.self] }
+                try await handOff(timeout: .seconds(5)) {}.value
+                return ScopedValues.current[UnsetGreetingKey.self]
+            }
+            #expect(read == "nested")
+            // A root that starts from defaults is not made in the scope: it reports to nothing.
+            let apart = ScopeRoot(startingFrom: ScopedValues()) { _ in }
+            #expect(try await apart.withScope { ScopedValues.current[UnsetGreetingKey.self] } == "own default")
+        }
+        #expect(
+            journal.all == [
+                "O opened 1", "N opened 1",
+                // The app's request; its root is not the installed one, so `O` is not told.
+                "N opened 2",
+                "N opened 3", "N asked unsetGreeting", "N ended 3",
+                "N opened 4 handed off", "N ended 4",
+                "N asked unsetGreeting",
+                "N ended 2",
+                "O ended 1", "N ended 1",
+            ]
+        )
     }
 
     @Test func tenantsAndReloadsAreToldToTheRootTheyConcern() async throws {

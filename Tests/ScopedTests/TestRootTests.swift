@@ -2,8 +2,8 @@ import Scoped
 import Synchronization
 import Testing
 
-// The public hooks test support is written on (`ScopeRoot.testRoot`, `workStillOpen`), used as
-// a test library outside this package would: this file imports the core without `@testable`.
+// The public hooks test support is written on (`ScopeRoot.testRoot` and a `ScopeObserver`), used
+// as a test library outside this package would: this file imports the core without `@testable`.
 
 private enum LiveOnlyClockKey: ScopedKey {
     static let defaultValue = "the live clock"
@@ -17,16 +17,28 @@ private enum GreetingKey: ScopedKey {
 /// What the test library below recorded.
 private let recorded = Mutex<[String]>([])
 
+// SNIPPET-BEGIN
+struct LiveOnlyCheck: ScopeObserver {
+    let record: @Sendable (String) -> Void
+    var events: ScopeObserverEvents { [.defaultReads, .nestedRoots] }
+
+    func defaultValue<Key: ScopedKey>(for key: Key.Type) -> Key.Value? {
+        guard let testValue = Key.testValue else { return nil }
+        record("\(Key.name) read its live default")
+        return testValue
+    }
+}
+// SNIPPET-END
+
 /// A test library's run of one test, as the `ScopeRoot.testRoot` doc shows it; its `Issue` is
 /// this file's stand-in, which keeps what it is told.
-private func runAsATest(grace: Duration, _ test: () async throws -> Void) async throws {
+private func runAsATest(_ test: () async throws -> Void) async throws {
     enum Issue {
         static func record(_ comment: String) { recorded.withLock { $0.append(comment) } }
     }
     // SNIPPET-BEGIN
-    let root = ScopeRoot.testRoot { entry in Issue.record("\(entry) read its live default") }
+    let root = ScopeRoot.testRoot(observers: [LiveOnlyCheck { Issue.record("\($0)") }])
     try await root.withScope { try await test() }
-    for work in await root.workStillOpen(after: grace) { Issue.record("left running: \(work)") }
     await root.shutdown()
     // SNIPPET-END
 }
@@ -35,8 +47,9 @@ private func runAsATest(grace: Duration, _ test: () async throws -> Void) async 
 struct TestRootTests {
     @Test func aLiveOnlyEntryReadsItsTestValueAndIsReportedOnTheTestRootAndTheRootsMadeInIt() async throws {
         recorded.withLock { $0 = [] }
-        try await runAsATest(grace: .zero) {
+        try await runAsATest {
             #expect(ScopedValues.current[LiveOnlyClockKey.self] == "a test clock")
+            #expect(ScopedValues.current[GreetingKey.self] == "Hello")
             #expect(ScopedValues.current.isTestScope)
             #expect(ScopedValues.current.isOnTestsOwnRoot)
             // An application the test builds, serving a request.
@@ -57,21 +70,23 @@ struct TestRootTests {
         await production.shutdown()
     }
 
-    @Test func aScopeLeftOpenOnARootMadeInTheTestIsNamedByTheEntriesItSet() async throws {
-        recorded.withLock { $0 = [] }
-        let leftOpen = Mutex<Scope?>(nil)
-        try await runAsATest(grace: .milliseconds(50)) {
+    @Test func aTestRootIsATestsWithoutAnyObserverAndAnApplicationRootIsNot() async throws {
+        let root = ScopeRoot.testRoot()
+        try await root.withScope {
+            #expect(ScopedValues.current.isTestScope)
+            // Nothing answers for the live-only entry: it reads its default.
+            #expect(ScopedValues.current[LiveOnlyClockKey.self] == "the live clock")
             let app = ScopeRoot()
-            let scope = try app.openScope { $0[GreetingKey.self] = "Ahoy" }
-            leftOpen.withLock { $0 = scope }
+            try await app.withScope { #expect(ScopedValues.current.isTestScope) }
+            await app.shutdown()
+            // A root that starts from defaults is not made in the test.
+            let apart = ScopeRoot(startingFrom: ScopedValues()) { _ in }
+            try await apart.withScope { #expect(!ScopedValues.current.isTestScope) }
+            await apart.shutdown()
         }
-        #expect(recorded.withLock { $0 } == ["left running: a scope at depth 1, which set greeting"])
-        try await leftOpen.withLock { $0 }?.close(.success)
-        // A root that is not a test's tracks nothing.
-        let production = ScopeRoot()
-        let scope = production.openScope()
-        #expect(await production.workStillOpen(after: .zero) == [])
-        try await scope.close(.success)
-        await production.shutdown()
+        await root.shutdown()
+        let plain = ScopeRoot(startingFrom: ScopedValues(), observers: [LiveOnlyCheck { _ in }]) { _ in }
+        try await plain.withScope { #expect(!ScopedValues.current.isTestScope) }
+        await plain.shutdown()
     }
 }

@@ -4,9 +4,10 @@
 /// A root is created with the observers it reports to (`ScopeRoot(observers:)`), and asks each
 /// for the observer of that root with ``forRoot(registering:)``. Then it tells them, in the
 /// order given, when a scope opens and ends, runs each service's construction and close inside
-/// theirs, the first observer outermost, and tells them which service each construction reads.
-/// A root created with none does nothing of this: no call, no lock, one emptiness check per
-/// scope, per service and per read inside a construction. ``ScopeRoot/observers(_:)`` finds a
+/// theirs, the first observer outermost, tells them which service each construction reads, and
+/// asks them for the value of an entry no scope set. A root created with none does nothing of
+/// this: no call, no lock, one emptiness check per scope, per service and per read inside a
+/// construction, and a `nil` check per read of an entry no scope set. ``ScopeRoot/observers(_:)`` finds a
 /// root's observers of a type, so that a module reaches what its observer recorded.
 ///
 /// Every requirement has a default that does nothing, so an observer writes only what it needs.
@@ -48,11 +49,16 @@ public protocol ScopeObserver: Sendable {
     /// again): the place to prepare what each service's events need, so that they need no lock.
     func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)?
 
-    /// A scope opened on the root (a request's, a job's, a tenant's request).
-    func scopeOpened()
+    /// A scope opened on the root (a request's, a job's, a tenant's request) with `values`;
+    /// `site` is where its work was handed off (`"Jobs.swift:12"`) for a scope that
+    /// ``handOff(timeout:fileID:line:operation:)`` opened, and `nil` for any other.
+    ///
+    /// ``ScopedValues/scopeID`` tells it from the other scopes open, and is the same when it
+    /// ends.
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?)
 
-    /// A scope opened on the root ended with `outcome`, after its services closed.
-    func scopeEnded(_ outcome: ScopeOutcome)
+    /// The scope opened with `values` ended with `outcome`, after its services closed.
+    func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome)
 
     /// Runs `operation`, the construction of the service `service`, once, and returns what it
     /// returns or throws what it throws.
@@ -89,6 +95,15 @@ public protocol ScopeObserver: Sendable {
     /// (``ScopeRoot/adopt(_:reading:services:)``), followed by the reads of services its
     /// construction made there.
     func appServiceBuilt(_ service: any ScopedServiceKey.Type, in duration: Duration?, reading inputs: [ScopeInput])
+
+    /// The value a read of the entry `key` returns when no scope set it, in place of the key's
+    /// ``ScopedKey/defaultValue``; `nil` (the default) for that.
+    ///
+    /// Asked in the order the observers were installed, until one answers: how a test library
+    /// makes a live-only entry (one with a ``ScopedKey/testValue``) read its stand-in, and
+    /// records the test's failure to override it. Taken with ``ScopeObserverEvents/defaultReads``
+    /// only: the read of an entry set in a scope never asks.
+    func defaultValue<Key: ScopedKey>(for key: Key.Type) -> Key.Value?
 }
 
 extension ScopeObserver {
@@ -99,10 +114,10 @@ extension ScopeObserver {
     public func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)? { self }
 
     /// Does nothing.
-    public func scopeOpened() {}
+    public func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {}
 
     /// Does nothing.
-    public func scopeEnded(_ outcome: ScopeOutcome) {}
+    public func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {}
 
     /// Runs `operation`.
     nonisolated(nonsending) public func build<Value>(
@@ -134,6 +149,9 @@ extension ScopeObserver {
         in duration: Duration?,
         reading inputs: [ScopeInput]
     ) {}
+
+    /// `nil`: the key's own default.
+    public func defaultValue<Key: ScopedKey>(for key: Key.Type) -> Key.Value? { nil }
 }
 
 /// The kinds of event a ``ScopeObserver`` takes.
@@ -144,7 +162,7 @@ public struct ScopeObserverEvents: OptionSet, Sendable {
     /// Events of these kinds.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
-    /// ``ScopeObserver/scopeOpened()`` and ``ScopeObserver/scopeEnded(_:)``.
+    /// ``ScopeObserver/scopeOpened(_:handedOffAt:)`` and ``ScopeObserver/scopeEnded(_:outcome:)``.
     public static let scopes = ScopeObserverEvents(rawValue: 1 << 0)
     /// ``ScopeObserver/build(_:_:)`` and ``ScopeObserver/close(_:outcome:_:)``.
     public static let services = ScopeObserverEvents(rawValue: 1 << 1)
@@ -156,8 +174,14 @@ public struct ScopeObserverEvents: OptionSet, Sendable {
     /// ``ScopeObserver/serviceRead(_:by:refusal:)`` for the reads of app services'
     /// constructions only: made once per root, never per request.
     public static let appReads = ScopeObserverEvents(rawValue: 1 << 3)
-    /// Every kind.
-    public static let all: ScopeObserverEvents = [.scopes, .services, .reads]
+    /// ``ScopeObserver/defaultValue(for:)`` for every read of an entry no scope set.
+    public static let defaultReads = ScopeObserverEvents(rawValue: 1 << 4)
+    /// Not an event: the events of the roots created in this root's scopes as well (roots
+    /// whose values start from one of its scopes', such as an application a test builds), which
+    /// report to this observer after their own, and pass it on to theirs.
+    public static let nestedRoots = ScopeObserverEvents(rawValue: 1 << 5)
+    /// Every kind of event: ``scopes``, ``services``, ``reads`` and ``defaultReads``.
+    public static let all: ScopeObserverEvents = [.scopes, .services, .reads, .defaultReads]
 }
 
 extension ScopeRoot {

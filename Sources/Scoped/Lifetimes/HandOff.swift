@@ -54,7 +54,7 @@ public func handOff(
     let current = ScopedValues.current
     let scope: Scope
     do {
-        scope = Scope(childOf: current, in: try current.parentScope(), label: "work handed off at \(fileID):\(line)") {
+        scope = Scope(childOf: current, in: try current.parentScope(), handedOffAt: "\(fileID):\(line)") {
             _ in
         }
     } catch {

@@ -27,15 +27,16 @@ public final class Scope: Sendable {
     /// Opens a child scope of `parent`'s scope `context`, counted open on its root until it
     /// closes.
     ///
-    /// `label` names it in a test's report of work left running, when it is not a plain scope;
-    /// it is made only when a test watches for such work.
+    /// `site` is where its work was handed off, for a scope
+    /// ``handOff(timeout:fileID:line:operation:)`` opens; it is made only when an observer of the
+    /// root takes scopes.
     init<Failure: Error>(
         childOf parent: ScopedValues,
         in context: ServiceOwner,
-        label: @autoclosure () -> String? = nil,
+        handedOffAt site: @autoclosure () -> String? = nil,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
-        (values, self.context) = try parent.openChildScope(of: context, update, label: label())
+        (values, self.context) = try parent.openChildScope(of: context, update, handedOffAt: site())
     }
 
     /// A scope opened already: `values` bound to `context`, counted open on its root.

@@ -55,8 +55,9 @@ public final class ScopeRoot: Sendable {
     /// - Parameters:
     ///   - base: the values the root starts from, instead of where it is created: pass
     ///     `ScopedValues()` for a root that starts from defaults even inside a test scope, or the
-    ///     values of a scope whose overrides the root must keep (the root keeps `base`'s
-    ///     test-scope checks: a live-only entry read in any of its scopes fails the test).
+    ///     values of a scope whose overrides the root must keep. The root reports to the
+    ///     observers of `base`'s root that take ``ScopeObserverEvents/nestedRoots`` as well (a
+    ///     test's checks: a live-only entry read in any of its scopes fails the test).
     ///   - services: the services this application uses; ``validate(scope:)`` builds each and
     ///     diagnostics list them. Unlisted services still work.
     ///   - requirements: types of objects every scope must have (set on the root or when a
@@ -83,14 +84,19 @@ public final class ScopeRoot: Sendable {
         configure: (inout ScopedValues) throws -> Void
     ) rethrows {
         let base = base ?? ScopedValues.testScopeOrDefaults
-        let (observers, tenantProvider) = RootObservers.forRoot(observers, registering: services)
+        let baseRegistry = base.scope?.registry
+        let (observers, tenantProvider) = RootObservers.forRoot(
+            observers,
+            inheriting: baseRegistry?.observers.forNestedRoots ?? [],
+            registering: services
+        )
         try self.init(
             registry: ScopeRegistry(
                 services: services.map { ScopeRegistry.Service($0) },
                 requirements: requirements.map { ScopeRegistry.Requirement($0) },
                 onCloseError: onCloseError ?? ScopeRegistry.logCloseError,
                 closeTimeout: closeTimeout,
-                observer: base.node.observer,
+                isInTest: baseRegistry?.isInTest ?? false,
                 observers: observers
             ),
             tenantProvider: tenantProvider,
@@ -99,7 +105,7 @@ public final class ScopeRoot: Sendable {
         )
     }
 
-    /// Creates a root on an explicit registry; test roots pass one with a test observer.
+    /// Creates a root on an explicit registry; a test's root passes one that says so.
     init(
         registry: ScopeRegistry,
         tenantProvider: (any TenantProvider)?,

@@ -91,7 +91,7 @@ extension ScopedValues {
     func openChildScope<Failure: Error>(
         of parent: ServiceOwner,
         _ update: (inout ScopedValues) throws(Failure) -> Void,
-        label: @autoclosure () -> String? = nil,
+        handedOffAt site: @autoclosure () -> String? = nil,
         countedInTenant: Bool = false
     ) throws(Failure) -> (values: ScopedValues, context: ServiceOwner) {
         let opened: (values: ScopedValues, context: ServiceOwner)
@@ -102,11 +102,9 @@ extension ScopedValues {
             throw error
         }
         let (values, context) = opened
-        if context.registry.observers.observeScopes { context.registry.observers.scopeOpened() }
         context.countOpened(inTenant: !countedInTenant)
-        if let openWork = context.registry.observer?.openWork {
-            openWork.opened(context, values: values, label: label())
-        }
+        let observers = context.registry.observers
+        if observers.observeScopes { observers.scopeOpened(values, handedOffAt: site()) }
         return (values, context)
     }
 }

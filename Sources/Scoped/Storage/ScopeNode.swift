@@ -63,11 +63,20 @@ struct ScopeNode: Sendable {
     /// A base node at `depth`, the own node of `scope`, holding every entry this node sees:
     /// what an application root and a tenant start from.
     ///
+    /// Its reads of entries no one set go to `scope`'s root's observers, not to this node's.
+    ///
     /// A tenant's leads up to this node's scope (on a test root, a tenant opened in a suite's
     /// scope is in it); a root's leads nowhere, so that a root made from another's values (a
     /// reload's) keeps nothing of it.
     func flattened(depth: Int, scope: ServiceOwner) -> ScopeNode {
-        ScopeNode(buffer.flattened(depth: depth, scope: scope, up: scope.level == .app ? nil : buffer.ownNode))
+        ScopeNode(
+            buffer.flattened(
+                depth: depth,
+                scope: scope,
+                up: scope.level == .app ? nil : buffer.ownNode,
+                observer: scope.registry.observer
+            )
+        )
     }
 
     /// This node as the own node of its scope, just opened: itself, or, when the scope's values

@@ -177,19 +177,24 @@ final class ScopeNodeBuffer: @unchecked Sendable {
     }
 
     /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
-    /// its overlay's over them), with room for one more; `up` as in ``copy(depth:scope:base:up:)``.
+    /// its overlay's over them), with room for one more, `observer` answering its reads of
+    /// entries no one set; `up` as in ``copy(depth:scope:base:up:)``.
     @usableFromInline
-    func flattened(depth: Int, scope: ServiceOwner?, up: ScopeNodeBuffer?) -> ScopeNodeBuffer {
-        guard let base else { return copy(depth: depth, scope: scope, base: nil, up: up) }
+    func flattened(
+        depth: Int,
+        scope: ServiceOwner?,
+        up: ScopeNodeBuffer?,
+        observer: DefaultReadObserver?
+    ) -> ScopeNodeBuffer {
         let copy = Self.make(
-            capacity: Self.capacity(for: base.count + count + 1),
+            capacity: Self.capacity(for: (base?.count ?? 0) + count + 1),
             depth: depth,
             scope: scope,
             observer: observer,
             up: up
         )
         copy.insertCopies(of: self, replacing: true)
-        copy.insertCopies(of: base, replacing: false)
+        if let base { copy.insertCopies(of: base, replacing: false) }
         return copy
     }
 
@@ -214,7 +219,9 @@ final class ScopeNodeBuffer: @unchecked Sendable {
                 up: ownNode
             )
         }
-        if count > Self.flattenThreshold { return flattened(depth: depth, scope: scope, up: ownNode) }
+        if count > Self.flattenThreshold {
+            return flattened(depth: depth, scope: scope, up: ownNode, observer: observer)
+        }
         return copy(depth: depth, scope: scope, base: base, up: ownNode)
     }
 

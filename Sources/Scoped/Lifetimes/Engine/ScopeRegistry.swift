@@ -39,11 +39,14 @@ final class ScopeRegistry: Sendable {
     /// How long a service's close may run before it is abandoned, for keys that do not say;
     /// `nil` waits for every close.
     let closeTimeout: Duration?
-    /// Set on a test root: told when a test reads a live-only entry it did not override.
+    /// Answers the reads of entries no scope set, when an observer takes them; the nodes of the
+    /// root's scopes carry it, so that a read with none pays one `nil` check.
     let observer: DefaultReadObserver?
-    /// Whether this is a test's own root, made by `withTestScope`; roots made inside a test
-    /// share its observer but are not test roots.
+    /// Whether this is a test's own root (``ScopeRoot/testRoot(observers:)``).
     let isTestRoot: Bool
+    /// Whether this root is a test's, or was created in a test's scope (an application the
+    /// test builds): ``ScopedValues/isTestScope``.
+    let isInTest: Bool
     /// What the root reports its scopes and services to; empty when nothing is installed, so
     /// that reporting costs an emptiness check.
     let observers: RootObservers
@@ -53,16 +56,17 @@ final class ScopeRegistry: Sendable {
         requirements: [Requirement] = [],
         onCloseError: @escaping @Sendable (ScopeCloseError) -> Void = ScopeRegistry.logCloseError,
         closeTimeout: Duration? = nil,
-        observer: DefaultReadObserver? = nil,
         isTestRoot: Bool = false,
+        isInTest: Bool = false,
         observers: RootObservers = RootObservers()
     ) {
         self.isTestRoot = isTestRoot
+        self.isInTest = isTestRoot || isInTest
         self.services = services
         self.requirements = requirements
         self.onCloseError = onCloseError
         self.closeTimeout = closeTimeout
-        self.observer = observer
+        self.observer = observers.observeDefaultReads ? DefaultReadObserver(readers: observers.defaultReads) : nil
         self.observers = observers
     }
 
@@ -84,28 +88,40 @@ struct RootObservers: Sendable {
     private let services: [any ScopeObserver]
     private let reads: [any ScopeObserver]
     private let appReads: [any ScopeObserver]
+    /// The observers asked for the value of an entry no scope set.
+    let defaultReads: [any ScopeObserver]
+    /// The observers installed (before ``ScopeObserver/forRoot(registering:)``) that the roots
+    /// created in this root's scopes report to as well: those that take
+    /// ``ScopeObserverEvents/nestedRoots``, this root's own and those it was given so.
+    let forNestedRoots: [any ScopeObserver]
 
-    /// The observers `installed` ask to report to for a root with `services` registered (none
-    /// for those that have nothing to observe), and among them the first that opens tenants.
+    /// The observers `installed`, and those `inherited` from the root whose scope this one
+    /// starts from, asked to report to for a root with `services` registered (none for those
+    /// that have nothing to observe), and among them the first that opens tenants.
     ///
     /// The provider is not one of the observers: the root keeps it, apart from its registry, so
     /// that the tenants it holds (whose owners refer to the registry) make no cycle with it.
     static func forRoot(
         _ installed: [any ScopeObserver],
+        inheriting inherited: [any ScopeObserver] = [],
         registering services: [any ScopedServiceKey.Type]
     ) -> (observers: RootObservers, tenantProvider: (any TenantProvider)?) {
+        let installed = installed + inherited
         var observers = installed.compactMap { $0.forRoot(registering: services) }
         let provider = observers.firstIndex { $0 is any TenantProvider }.map { observers.remove(at: $0) }
-        return (RootObservers(observers), provider as? any TenantProvider)
+        let forNestedRoots = installed.filter { $0.events.contains(.nestedRoots) }
+        return (RootObservers(observers, forNestedRoots: forNestedRoots), provider as? any TenantProvider)
     }
 
     /// Observers already asked for their observer of the root.
-    init(_ all: [any ScopeObserver] = []) {
+    init(_ all: [any ScopeObserver] = [], forNestedRoots: [any ScopeObserver] = []) {
         self.all = all
         scopes = all.filter { $0.events.contains(.scopes) }
         services = all.filter { $0.events.contains(.services) }
         reads = all.filter { $0.events.contains(.reads) }
         appReads = all.filter { $0.events.contains(.appReads) }
+        defaultReads = all.filter { $0.events.contains(.defaultReads) }
+        self.forNestedRoots = forNestedRoots
     }
 
     /// Whether an observer takes scopes opened and ended.
@@ -120,12 +136,15 @@ struct RootObservers: Sendable {
     /// Whether an observer takes what app services read while they are built.
     var observeAppReads: Bool { !appReads.isEmpty }
 
-    func scopeOpened() {
-        for observer in scopes { observer.scopeOpened() }
+    /// Whether an observer answers the reads of entries no scope set.
+    var observeDefaultReads: Bool { !defaultReads.isEmpty }
+
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+        for observer in scopes { observer.scopeOpened(values, handedOffAt: site) }
     }
 
-    func scopeEnded(_ outcome: ScopeOutcome) {
-        for observer in scopes { observer.scopeEnded(outcome) }
+    func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {
+        for observer in scopes { observer.scopeEnded(values, outcome: outcome) }
     }
 
     /// Tells the observers that take them of the read of `service` by the construction of

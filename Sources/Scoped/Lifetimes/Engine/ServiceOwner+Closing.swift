@@ -107,9 +107,10 @@ extension ServiceOwner {
     nonisolated(nonsending) func end(_ outcome: ScopeOutcome, with node: ScopeNode) async throws(ScopeCloseError) {
         // The first close of the scope ends it; any other returns here.
         guard let failures = await close(outcome, with: node) else { return }
-        if registry.observers.observeScopes { registry.observers.scopeEnded(outcome) }
+        if registry.observers.observeScopes {
+            registry.observers.scopeEnded(ScopedValues(node: node), outcome: outcome)
+        }
         countClosed()
-        registry.observer?.openWork?.closed(self)
         guard !failures.isEmpty else { return }
         let error = ScopeCloseError(failures: failures, outcome: outcome)
         guard outcome.isSuccess else { return registry.onCloseError(error) }
