@@ -64,6 +64,13 @@ private struct JournalObserver: ReloadObserver, TenantObserver {
         )
     }
 
+    /// Never asked with `.all`: a read of an entry no scope set is asked only of an observer
+    /// that takes `.defaultReads`.
+    func defaultValue<Key: ScopedKey>(for key: Key.Type) -> Key.Value? {
+        journal.append("\(name) asked \(Key.name)")
+        return nil
+    }
+
     func tenantsChanged(open: Int, evicted: Bool) {
         journal.append("\(name) tenants \(open)\(evicted ? " evicted" : "")")
     }

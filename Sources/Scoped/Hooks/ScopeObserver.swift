@@ -174,14 +174,16 @@ public struct ScopeObserverEvents: OptionSet, Sendable {
     /// ``ScopeObserver/serviceRead(_:by:refusal:)`` for the reads of app services'
     /// constructions only: made once per root, never per request.
     public static let appReads = ScopeObserverEvents(rawValue: 1 << 3)
-    /// ``ScopeObserver/defaultValue(for:)`` for every read of an entry no scope set.
+    /// Not an event told but a question asked: ``ScopeObserver/defaultValue(for:)``, for every
+    /// read of an entry no scope set, the most common read there is. Not part of ``all``: an
+    /// observer takes it only to answer it (a test's, which answers for live-only entries).
     public static let defaultReads = ScopeObserverEvents(rawValue: 1 << 4)
     /// Not an event: the events of the roots created in this root's scopes as well (roots
     /// whose values start from one of its scopes', such as an application a test builds), which
     /// report to this observer after their own, and pass it on to theirs.
     public static let nestedRoots = ScopeObserverEvents(rawValue: 1 << 5)
-    /// Every kind of event: ``scopes``, ``services``, ``reads`` and ``defaultReads``.
-    public static let all: ScopeObserverEvents = [.scopes, .services, .reads, .defaultReads]
+    /// Every event a root tells: ``scopes``, ``services`` and ``reads``.
+    public static let all: ScopeObserverEvents = [.scopes, .services, .reads]
 }
 
 extension ScopeRoot {
