@@ -174,9 +174,10 @@ public struct ScopeObserverEvents: OptionSet, Sendable {
     /// ``ScopeObserver/serviceRead(_:by:refusal:)`` for the reads of app services'
     /// constructions only: made once per root, never per request.
     public static let appReads = ScopeObserverEvents(rawValue: 1 << 3)
-    /// Not an event told but a question asked: ``ScopeObserver/defaultValue(for:)``, for every
-    /// read of an entry no scope set, the most common read there is. Not part of ``all``: an
-    /// observer takes it only to answer it (a test's, which answers for live-only entries).
+    /// ``ScopeObserver/defaultValue(for:)``, asked on every read of an entry no scope set.
+    ///
+    /// Not an event told but a question asked, on the most common read there is, so not part
+    /// of ``all``: an observer takes it only to answer it (a test's, for live-only entries).
     public static let defaultReads = ScopeObserverEvents(rawValue: 1 << 4)
     /// Not an event: the events of the roots created in this root's scopes as well (roots
     /// whose values start from one of its scopes', such as an application a test builds), which
