@@ -112,7 +112,7 @@ final class Instruments: ReloadObserver, TenantObserver {
     }
 
     /// Counts a scope opened on the root.
-    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {
         scopeMetrics?.open.increment()
     }
 

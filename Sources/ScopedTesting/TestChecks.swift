@@ -11,7 +11,7 @@ final class TestChecks: ScopeObserver {
     /// A scope open on one of the test's roots.
     private struct Open {
         let values: ScopedValues
-        let site: String?
+        let site: HandedOffWork.Site?
     }
 
     private let onLiveDefaultRead: @Sendable (_ entry: String) -> Void
@@ -33,7 +33,7 @@ final class TestChecks: ScopeObserver {
         return testValue
     }
 
-    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {
         guard let id = values.scopeID else { return }
         open.withLock { $0[id] = Open(values: values, site: site) }
     }

@@ -17,7 +17,7 @@ private struct JournalObserver: ReloadObserver, TenantObserver {
         return declines ? nil : self
     }
 
-    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {
         journal.append("\(name) opened\(site.map { " at \($0)" } ?? "")")
     }
 
@@ -105,11 +105,11 @@ private final class AnsweringObserver: ScopeObserver {
         return answers[ObjectIdentifier(key)] as? Key.Value
     }
 
-    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {
         let number = opened.add(1, ordering: .relaxed).newValue
         let id = values.scopeID!
         let isNew = open.withLock { $0.updateValue(number, forKey: id) == nil }
-        journal.append("\(name) opened \(number)\(isNew ? "" : " twice")\(site == nil ? "" : " handed off")")
+        journal.append("\(name) opened \(number)\(isNew ? "" : " twice")\(site.map { " handed off at \($0)" } ?? "")")
     }
 
     func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {
@@ -291,13 +291,16 @@ struct ScopeObserverTests {
         let nested = AnsweringObserver(name: "N", journal: journal, answers: [greeting: "nested"])
         let own = AnsweringObserver(name: "O", journal: journal, answers: [greeting: "own"], nested: false)
         let root = ScopeRoot(startingFrom: ScopedValues(), observers: [own, nested]) { _ in }
+        let handOffLine = Mutex(0)
         try await root.withScope {
             let app = ScopeRoot(startingFrom: ScopedValues.current) { _ in }
             let read = try await app.withScope { () async throws -> String in
                 // A root made in the app's scope reports to it as well.
                 let inner = ScopeRoot(startingFrom: ScopedValues.current) { _ in }
                 try await inner.withScope { _ = ScopedValues.current[UnsetGreetingKey.self] }
+                let line = #line + 1
                 try await handOff(timeout: .seconds(5)) {}.value
+                handOffLine.withLock { $0 = line }
                 return ScopedValues.current[UnsetGreetingKey.self]
             }
             #expect(read == "nested")
@@ -311,7 +314,8 @@ struct ScopeObserverTests {
                 // The app's request; its root is not the installed one, so `O` is not told.
                 "N opened 2",
                 "N opened 3", "N asked unsetGreeting", "N ended 3",
-                "N opened 4 handed off", "N ended 4",
+                "N opened 4 handed off at ScopedTests/ScopeObserverTests.swift:\(handOffLine.withLock { $0 })",
+                "N ended 4",
                 "N asked unsetGreeting",
                 "N ended 2",
                 "O ended 1", "N ended 1",

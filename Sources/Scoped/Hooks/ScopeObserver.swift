@@ -50,12 +50,12 @@ public protocol ScopeObserver: Sendable {
     func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)?
 
     /// A scope opened on the root (a request's, a job's, a tenant's request) with `values`;
-    /// `site` is where its work was handed off (`"Jobs.swift:12"`) for a scope that
+    /// `site` is where its work was handed off (`MyApp/Jobs.swift:12`) for a scope that
     /// ``handOff(timeout:fileID:line:operation:)`` opened, and `nil` for any other.
     ///
     /// ``ScopedValues/scopeID`` tells it from the other scopes open, and is the same when it
     /// ends.
-    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?)
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?)
 
     /// The scope opened with `values` ended with `outcome`, after its services closed.
     func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome)
@@ -114,7 +114,7 @@ extension ScopeObserver {
     public func forRoot(registering services: [any ScopedServiceKey.Type]) -> (any ScopeObserver)? { self }
 
     /// Does nothing.
-    public func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {}
+    public func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {}
 
     /// Does nothing.
     public func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {}

@@ -54,7 +54,11 @@ public func handOff(
     let current = ScopedValues.current
     let scope: Scope
     do {
-        scope = Scope(childOf: current, in: try current.parentScope(), handedOffAt: "\(fileID):\(line)") {
+        scope = Scope(
+            childOf: current,
+            in: try current.parentScope(),
+            handedOffAt: HandedOffWork.Site(fileID: fileID, line: line)
+        ) {
             _ in
         }
     } catch {
@@ -79,6 +83,24 @@ public struct HandedOffWork: Sendable {
 
     fileprivate init(_ state: State) {
         self.state = state
+    }
+
+    /// Where work was handed off: the call of ``handOff(timeout:fileID:line:operation:)``, as a
+    /// ``ScopeObserver`` is told it when the work's scope opens.
+    public struct Site: Sendable, Hashable, CustomStringConvertible {
+        /// The file of the call, as `#fileID` names it (`"MyApp/Jobs.swift"`).
+        public let fileID: String
+        /// The line of the call.
+        public let line: Int
+
+        /// The site of a call at `line` of `fileID`.
+        public init(fileID: String, line: Int) {
+            self.fileID = fileID
+            self.line = line
+        }
+
+        /// `"MyApp/Jobs.swift:12"`.
+        public var description: String { "\(fileID):\(line)" }
     }
 
     /// Returns once the work has ended and its scope has closed, or once its timeout has

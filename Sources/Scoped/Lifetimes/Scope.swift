@@ -28,15 +28,14 @@ public final class Scope: Sendable {
     /// closes.
     ///
     /// `site` is where its work was handed off, for a scope
-    /// ``handOff(timeout:fileID:line:operation:)`` opens; it is made only when an observer of the
-    /// root takes scopes.
+    /// ``handOff(timeout:fileID:line:operation:)`` opens.
     init<Failure: Error>(
         childOf parent: ScopedValues,
         in context: ServiceOwner,
-        handedOffAt site: @autoclosure () -> String? = nil,
+        handedOffAt site: HandedOffWork.Site? = nil,
         update: (inout ScopedValues) throws(Failure) -> Void
     ) throws(Failure) {
-        (values, self.context) = try parent.openChildScope(of: context, update, handedOffAt: site())
+        (values, self.context) = try parent.openChildScope(of: context, update, handedOffAt: site)
     }
 
     /// A scope opened already: `values` bound to `context`, counted open on its root.

@@ -91,7 +91,7 @@ extension ScopedValues {
     func openChildScope<Failure: Error>(
         of parent: ServiceOwner,
         _ update: (inout ScopedValues) throws(Failure) -> Void,
-        handedOffAt site: @autoclosure () -> String? = nil,
+        handedOffAt site: HandedOffWork.Site? = nil,
         countedInTenant: Bool = false
     ) throws(Failure) -> (values: ScopedValues, context: ServiceOwner) {
         let opened: (values: ScopedValues, context: ServiceOwner)
@@ -104,7 +104,7 @@ extension ScopedValues {
         let (values, context) = opened
         context.countOpened(inTenant: !countedInTenant)
         let observers = context.registry.observers
-        if observers.observeScopes { observers.scopeOpened(values, handedOffAt: site()) }
+        if observers.observeScopes { observers.scopeOpened(values, handedOffAt: site) }
         return (values, context)
     }
 }

@@ -139,7 +139,7 @@ struct RootObservers: Sendable {
     /// Whether an observer answers the reads of entries no scope set.
     var observeDefaultReads: Bool { !defaultReads.isEmpty }
 
-    func scopeOpened(_ values: ScopedValues, handedOffAt site: String?) {
+    func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {
         for observer in scopes { observer.scopeOpened(values, handedOffAt: site) }
     }
 
