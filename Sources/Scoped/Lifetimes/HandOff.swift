@@ -93,12 +93,6 @@ public struct HandedOffWork: Sendable {
         /// The line of the call.
         public let line: Int
 
-        /// The site of a call at `line` of `fileID`.
-        public init(fileID: String, line: Int) {
-            self.fileID = fileID
-            self.line = line
-        }
-
         /// `"MyApp/Jobs.swift:12"`.
         public var description: String { "\(fileID):\(line)" }
     }
