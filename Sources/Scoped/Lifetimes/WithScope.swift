@@ -103,8 +103,11 @@ extension ScopedValues {
         }
         let (values, context) = opened
         context.countOpened(inTenant: !countedInTenant)
-        let observers = context.registry.observers
-        if observers.observeScopes { observers.scopeOpened(values, handedOffAt: site) }
+        // Read through the registry, not copied out of it: a copy of the observers' lists
+        // retains and releases each of them, on every scope, observed or not.
+        if context.registry.observers.observeScopes {
+            context.registry.observers.scopeOpened(values, handedOffAt: site)
+        }
         return (values, context)
     }
 }
