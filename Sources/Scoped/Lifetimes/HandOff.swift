@@ -85,18 +85,6 @@ public struct HandedOffWork: Sendable {
         self.state = state
     }
 
-    /// Where work was handed off: the call of ``handOff(timeout:fileID:line:operation:)``, as a
-    /// ``ScopeObserver`` is told it when the work's scope opens.
-    public struct Site: Sendable, Hashable, CustomStringConvertible {
-        /// The file of the call, as `#fileID` names it (`"MyApp/Jobs.swift"`).
-        public let fileID: String
-        /// The line of the call.
-        public let line: Int
-
-        /// `"MyApp/Jobs.swift:12"`.
-        public var description: String { "\(fileID):\(line)" }
-    }
-
     /// Returns once the work has ended and its scope has closed, or once its timeout has
     /// passed and its scope has closed as ``ScopeOutcome/cancelled``, whichever comes first.
     ///

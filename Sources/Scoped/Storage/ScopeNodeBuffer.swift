@@ -176,9 +176,8 @@ final class ScopeNodeBuffer: @unchecked Sendable {
         return copy
     }
 
-    /// A base node at `depth`, in `scope`, holding every entry this node sees (its base's, then
-    /// its overlay's over them), with room for one more, `observer` answering its reads of
-    /// entries no one set; `up` as in ``copy(depth:scope:base:up:)``.
+    /// A base node at `depth`, in `scope`, holding every entry this node sees (its overlay's over
+    /// its base's) and room for one more; `observer` answers its unset reads, `up` is its ``up``.
     @usableFromInline
     func flattened(
         depth: Int,
