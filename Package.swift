@@ -344,6 +344,18 @@ let package = Package(
             ],
             path: "Benchmarks/HandWiredCatalog"
         ),
+        // The round-trips benchmark's baseline (Benchmarks/round-trips.sh): the catalog's
+        // PostgreSQL routes on Hummingbird and postgres-nio alone, as a team writes them today.
+        .executableTarget(
+            name: "PlainCatalog",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/PlainCatalog"
+        ),
         // The adapter benchmark's servers (Benchmarks/adapter-counts.sh): one handler on Vapor,
         // on an OpenAPI transport and on gRPC, with and without the adapter's request scope.
         .executableTarget(
@@ -701,6 +713,7 @@ let traitOfTarget: [String: String] = [
     "CatalogApp": "Example",
     "ExampleServer": "Example",
     "HandWiredCatalog": "Example",
+    "PlainCatalog": "Example",
     "AdapterServers": "Example",
     "ReliabilitySuite": "Example",
     "ScopedTestSupport": "Example",

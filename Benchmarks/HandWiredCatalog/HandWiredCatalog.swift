@@ -32,7 +32,7 @@ enum HandWiredCatalog {
             handler.logLevel = .info
             return handler
         }
-        let store = try Store(environment)
+        let store = try await Store(environment)
         let router = Router()
         let table = RouteTable()
         router.add(middleware: RequestIDMiddleware())
@@ -92,12 +92,7 @@ enum HandWiredCatalog {
             ),
             logger: Logger(label: "HandWiredCatalog")
         )
-        if let client = store.client {
-            // The client must run for as long as the server does.
-            try await ServiceGroup(services: [client, app], logger: Logger(label: "HandWiredCatalog")).run()
-        } else {
-            try await app.runService()
-        }
+        try await app.runService()
     }
 }
 
@@ -105,13 +100,25 @@ enum HandWiredCatalog {
 /// at `DATABASE_URL` when `DATABASE_KIND` is `postgres` (migrated by ExampleServer first).
 struct Store {
     let sqlite: SQLiteDatabase?
-    let client: PostgresClient?
-    private let logger = Logger(label: "HandWiredCatalog.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// The database with its two clients, as ExampleServer's root builds it: read-only sessions
+    /// lease from its read client.
+    let postgres: PostgresDatabase?
 
-    init(_ environment: [String: String]) throws {
+    init(_ environment: [String: String]) async throws {
         if environment["DATABASE_KIND"] == "postgres" {
             let configuration = try PostgresConfiguration(url: environment["DATABASE_URL"] ?? "")
-            client = PostgresClient(configuration: configuration.clientConfiguration)
+            let logger = Logger(label: "HandWiredCatalog.postgres", factory: { _ in SwiftLogNoOpLogHandler() })
+            let client = PostgresClient(configuration: configuration.clientConfiguration)
+            let readClient = PostgresReadClient(configuration: configuration, backgroundLogger: logger)
+            // The clients run for as long as the process does.
+            Task { await client.run() }
+            Task { await readClient.run() }
+            postgres = try await PostgresDatabase(
+                client: client,
+                readClient: readClient,
+                configuration: configuration,
+                logger: logger
+            )
             sqlite = nil
         } else {
             sqlite = try SQLiteDatabase(
@@ -120,15 +127,15 @@ struct Store {
                     migrations: SQLiteMovieRepository.migrations
                 )
             )
-            client = nil
+            postgres = nil
         }
     }
 
     /// A session made by hand, as ExampleServer makes one for a GET (`writing: false`) or a
     /// POST; the repository on it, and how to end it.
     func session(writing: Bool) -> (any MovieRepository, @Sendable (ScopeOutcome) async throws -> Void) {
-        if let client {
-            let session = PostgresSession(client: client, mode: writing ? .readWrite : .readOnly, logger: logger)
+        if let postgres {
+            let session = PostgresSession(database: postgres, mode: writing ? .readWrite : .readOnly)
             return (PostgresMovieRepository(session: session), { try await session.finish($0) })
         }
         let session = SQLiteSession(database: sqlite!, mode: writing ? .readWrite : .readOnly)
@@ -137,8 +144,8 @@ struct Store {
 
     /// Records a change in the movie history, in a transaction of its own.
     func record(_ action: MovieChange.Action, movieID: Int, requestID: String) async throws {
-        if let client {
-            let session = PostgresSession(client: client, mode: .readWrite, logger: logger)
+        if let postgres {
+            let session = PostgresSession(database: postgres, mode: .readWrite)
             _ = try await finishing(session.finish) {
                 try await session.execute(
                     """

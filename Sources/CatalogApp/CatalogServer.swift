@@ -50,8 +50,9 @@ package enum CatalogServer {
             case (.sqlite, .some): [SQLiteTenantDatabaseKey.self]
             case (.sqlite, nil): [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
             // With tenants on PostgreSQL: a schema per tenant, through the application's client.
-            case (.postgres, .some): [PostgresClientKey.self, PostgresTenantDatabaseKey.self]
-            case (.postgres, nil): [PostgresClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
+            case (.postgres, .some): [PostgresClientKey.self, PostgresReadClientKey.self, PostgresTenantDatabaseKey.self]
+            case (.postgres, nil):
+                [PostgresClientKey.self, PostgresReadClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
             }
         var variants = CatalogVariants.make()
         variants.register("sqlite", of: \.debugDatabase) { SQLiteDebugDatabase() }
@@ -230,8 +231,8 @@ package enum CatalogServer {
     }
 
     /// The transaction a request's session runs in: a request that may write runs every
-    /// statement in one write transaction; one that only reads sees one snapshot and never
-    /// waits for a writer.
+    /// statement in one write transaction; one that only reads never waits for a writer, and on
+    /// PostgreSQL runs each statement on its own (a page and its total come from one statement).
     package static func transactionMode(for method: HTTPRequest.Method) -> TransactionMode {
         method == .get || method == .head ? .readOnly : .readWrite
     }

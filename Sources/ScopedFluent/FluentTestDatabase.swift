@@ -227,13 +227,13 @@ enum Savepoint {
             }
     }
 
-    /// Opens the savepoint; read-only on PostgreSQL when `mode` is `.readOnly`.
+    /// Opens the savepoint; read-only on PostgreSQL when `mode` is read-only.
     static func begin(on connection: any Database, mode: TransactionMode) -> EventLoopFuture<Void> {
         guard let sql = connection as? any SQLDatabase else {
             return connection.eventLoop.makeFailedFuture(ScopedFluentError.notSQL)
         }
         let savepoint = sql.raw("SAVEPOINT scoped_fluent").run()
-        guard mode == .readOnly, sql.dialect.name == "postgresql" else { return savepoint }
+        guard mode.isReadOnly, sql.dialect.name == "postgresql" else { return savepoint }
         return savepoint.flatMap { sql.raw("SET LOCAL transaction_read_only = on").run() }
     }
 

@@ -118,18 +118,21 @@ final class FluentTransaction: Sendable {
     }
 
     /// Leases a connection of `base` and begins the transaction on it, read-only on
-    /// PostgreSQL when `mode` is `.readOnly`.
+    /// PostgreSQL when `mode` is read-only (and `REPEATABLE READ` for `.readOnlySnapshot`).
     func begin(on base: any Database, mode: TransactionMode) {
         let ready = ready
         let ending = ending
         let transaction = base.transaction { connection in
             self.state.withLock { $0.began = true }
             // Other SQL dialects have no read-only transaction to ask for.
-            guard mode == .readOnly, let sql = connection as? any SQLDatabase, sql.dialect.name == "postgresql" else {
+            guard mode.isReadOnly, let sql = connection as? any SQLDatabase, sql.dialect.name == "postgresql" else {
                 ready.succeed(connection)
                 return ending.futureResult
             }
-            return sql.raw("SET TRANSACTION READ ONLY").run()
+            let readOnly: SQLQueryString =
+                mode == .readOnlySnapshot
+                ? "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY" : "SET TRANSACTION READ ONLY"
+            return sql.raw(readOnly).run()
                 .flatMap {
                     ready.succeed(connection)
                     return ending.futureResult

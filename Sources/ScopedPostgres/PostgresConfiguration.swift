@@ -30,6 +30,11 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
     public var usesTLS: Bool
     /// The most connections the application's client opens; requests beyond wait for one.
     public var maximumConnections: Int
+    /// The most connections the read client (``PostgresReadClient``) opens for read-only
+    /// sessions, beside ``maximumConnections``; `nil` (the default) for as many.
+    ///
+    /// The server sees up to the sum of the two from each instance.
+    public var maximumReadConnections: Int?
     /// How long start-up waits for the first connection before it gives up.
     public var connectTimeout: Duration
     /// The schema's migrations, applied in `version` order at start-up (see ``PostgresMigration``).
@@ -152,6 +157,17 @@ public struct PostgresConfiguration: Sendable, Hashable, CustomStringConvertible
         let milliseconds =
             serverTimeout.components.seconds * 1000 + serverTimeout.components.attoseconds / 1_000_000_000_000_000
         configuration.options.additionalStartupParameters.append(("statement_timeout", "\(milliseconds)"))
+        return configuration
+    }
+
+    /// The configuration of the read client's connections: ``clientConfiguration`` with
+    /// ``maximumReadConnections``, and every transaction on them read-only
+    /// (`default_transaction_read_only`), so that PostgreSQL itself refuses a write made
+    /// through a read-only session, inside a transaction or not.
+    public var readClientConfiguration: PostgresClient.Configuration {
+        var configuration = clientConfiguration
+        configuration.options.maximumConnections = maximumReadConnections ?? maximumConnections
+        configuration.options.additionalStartupParameters.append(("default_transaction_read_only", "on"))
         return configuration
     }
 

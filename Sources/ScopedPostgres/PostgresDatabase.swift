@@ -8,8 +8,12 @@ public import PostgresNIO
 /// migrations under an advisory lock, so a server that cannot reach its database refuses to
 /// start with a message naming the URL, its password redacted.
 public struct PostgresDatabase: Sendable {
-    /// The client sessions lease their connections from.
+    /// The client sessions that may write lease their connections from, and migrations use.
     public let client: PostgresClient
+    /// The client read-only sessions lease from, on connections that refuse writes; `nil` to
+    /// run them on ``client``, each in a read-only transaction (`BEGIN READ ONLY`, one round
+    /// trip more before and after).
+    public let readClient: PostgresReadClient?
     /// How the database was reached.
     public let configuration: PostgresConfiguration
     /// Where statements and migrations are logged.
@@ -33,6 +37,34 @@ public struct PostgresDatabase: Sendable {
         try await self.init(client: client, configuration: configuration, schema: nil, logger: logger)
     }
 
+    /// Connects with `client` and migrates the database; read-only sessions lease from
+    /// `readClient`.
+    ///
+    /// - Parameters:
+    ///   - client: the application's client; it must be running.
+    ///   - readClient: the client of read-only sessions (``PostgresReadClient``); it must be
+    ///     running by the first read.
+    ///   - configuration: the database's configuration and migrations.
+    ///   - schema: the schema, or `nil` for the connections' default.
+    ///   - logger: where migrations are logged.
+    /// - Throws: ``PostgresStartupError`` when no connection could be made in time, or a
+    ///   migration failed.
+    public init(
+        client: PostgresClient,
+        readClient: PostgresReadClient,
+        configuration: PostgresConfiguration,
+        schema: PostgresSchema? = nil,
+        logger: Logger
+    ) async throws {
+        try await self.init(
+            client: client,
+            optionalReadClient: readClient,
+            configuration: configuration,
+            schema: schema,
+            logger: logger
+        )
+    }
+
     /// Connects with `client` and migrates `schema`, creating it if it does not exist: a
     /// tenant's database, sharing the application's client and its connections.
     ///
@@ -52,7 +84,24 @@ public struct PostgresDatabase: Sendable {
         schema: PostgresSchema?,
         logger: Logger
     ) async throws {
+        try await self.init(
+            client: client,
+            optionalReadClient: nil,
+            configuration: configuration,
+            schema: schema,
+            logger: logger
+        )
+    }
+
+    private init(
+        client: PostgresClient,
+        optionalReadClient readClient: PostgresReadClient?,
+        configuration: PostgresConfiguration,
+        schema: PostgresSchema?,
+        logger: Logger
+    ) async throws {
         self.client = client
+        self.readClient = readClient
         self.configuration = configuration
         self.schema = schema
         self.logger = logger
@@ -100,6 +149,12 @@ extension PostgresDatabase {
         public var connections: Int
         /// Connections leased to a session right now.
         public var leased: Int
+        /// Connections of the read client whose `search_path` is on a tenant's schema (or not
+        /// known), out of those it has opened.
+        public var readConnectionsOffDefaultPath: Int
+        /// Read-only `COMMIT`s (``TransactionMode/readOnlySnapshot``) that failed after their
+        /// scope had ended: logged, their connection closed; nothing written was lost.
+        public var failedReadOnlyCommits: Int
     }
 
     /// A snapshot of the connections: how many the client may open and how many sessions
@@ -111,7 +166,12 @@ extension PostgresDatabase {
     ///
     /// - Returns: the counts.
     public func statistics() -> Statistics {
-        Statistics(connections: configuration.maximumConnections, leased: leases.count)
+        Statistics(
+            connections: configuration.maximumConnections,
+            leased: leases.count,
+            readConnectionsOffDefaultPath: readClient?.schemas.offDefaultCount ?? 0,
+            failedReadOnlyCommits: readClient?.failedCommitCount ?? 0
+        )
     }
 }
 

@@ -33,4 +33,8 @@ public struct PostgresSchema: Hashable, Sendable, CustomStringConvertible {
     /// `SET LOCAL search_path TO "t_…"`: the rest of the transaction reads and writes this
     /// schema only.
     var setLocalSearchPath: PostgresQuery { PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(self)") }
+
+    /// `SET search_path TO "t_…"`: the connection reads and writes this schema only, until it is
+    /// set again (a read client's connection, whose place its client remembers).
+    var setSearchPath: PostgresQuery { PostgresQuery(unsafeSQL: "SET search_path TO \(self)") }
 }

@@ -55,6 +55,24 @@ public enum PostgresClientKey: ScopedServiceKey {
     }
 }
 
+/// The ``PostgresReadClient`` of read-only sessions for `ScopedValues/postgresConfiguration`:
+/// an app service, run by the root as the application's client is.
+public enum PostgresReadClientKey: ScopedServiceKey {
+    /// Which scope owns the service.
+    public static let lifetime = ScopedLifetime.app
+    /// The name diagnostics and errors use.
+    public static var name: String { "postgresReadClient" }
+
+    /// Builds the service.
+    public static func makeValue() async throws -> PostgresReadClient {
+        let values = ScopedValues.current
+        guard let configuration = values.postgresConfiguration else {
+            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
+        }
+        return PostgresReadClient(configuration: configuration, backgroundLogger: values.postgresLogger)
+    }
+}
+
 /// The application's ``PostgresDatabase``: an app service that reaches and migrates the database.
 public enum PostgresDatabaseKey: ScopedServiceKey {
     /// Which scope owns the service.
@@ -77,8 +95,10 @@ public enum PostgresDatabaseKey: ScopedServiceKey {
 ///
 /// Why a schema and not a database per tenant: a database per tenant needs a connection pool
 /// per tenant, and a server with a thousand tenants would need a thousand pools' connections.
-/// Schemas share the application's pool, and each session confines itself to its tenant's
-/// schema with `SET LOCAL search_path`, which ends with its transaction.
+/// Schemas share the application's pools: a session that may write confines itself to its
+/// tenant's schema with `SET LOCAL search_path`, which ends with its transaction; a read-only
+/// session leases from the read client, whose connections keep the `search_path` they were
+/// last set to, so a connection already on the tenant's schema costs no statement.
 public enum PostgresTenantDatabaseKey: ScopedServiceKey {
     /// Which scope owns the service.
     public static let lifetime = ScopedLifetime.tenant
@@ -116,7 +136,14 @@ extension PostgresDatabase {
             throw DatabaseConfigurationError.missing(entry: entry, configurationEntry: "postgresConfiguration")
         }
         let client = try await values.service(PostgresClientKey.self)
-        try await self.init(client: client, configuration: configuration, schema: schema, logger: values.postgresLogger)
+        let readClient = try await values.service(PostgresReadClientKey.self)
+        try await self.init(
+            client: client,
+            readClient: readClient,
+            configuration: configuration,
+            schema: schema,
+            logger: values.postgresLogger
+        )
     }
 }
 

@@ -8,6 +8,13 @@ import Synchronization
 /// on first use, one transaction on it, committed when the scope ends well and rolled back
 /// otherwise, and the connection returned either way.
 ///
+/// A read-only session (``Scoped/ScopedValues/transactionMode`` `.readOnly`) on a database with a
+/// ``PostgresDatabase/readClient`` sends no `BEGIN` and no `COMMIT`: it leases from the read
+/// client, whose connections refuse every write, and each statement runs on its own. A read of
+/// one row is then one round trip, as in code that uses postgres-nio's client directly.
+/// `.readOnlySnapshot` runs its statements in one `REPEATABLE READ READ ONLY` transaction,
+/// whose `COMMIT` is not waited for.
+///
 /// Read it from the scope with `try await ScopedValues.current.postgresSession`. Values are
 /// always bound, never spliced: postgres-nio's `PostgresQuery` interpolation sends each
 /// interpolated value as a parameter.
@@ -31,18 +38,29 @@ public final class PostgresSession: Sendable {
     /// The leased connection and how to give it back.
     private struct Lease: Sendable {
         let connection: PostgresConnection
-        /// Gives the connection back, waiting at most a second for its owner to take it; `closing`
-        /// says the session knows the connection is closing (a deadline closed it) even where
-        /// postgres-nio does not say so yet.
-        let giveBack: @Sendable (_ closing: Bool) async -> Void
+        /// Gives the connection back at once; `closing` says the session knows the connection is
+        /// closing (a deadline closed it) even where postgres-nio does not say so yet.
+        let release: @Sendable (_ closing: Bool) -> Void
+        /// Delivered when the connection's owner has taken it back; `nil` where nothing waits.
+        let returned: HandOver<Void>?
         /// The session runs in a savepoint of a test's transaction, not in a transaction of its own.
         let isSavepoint: Bool
+        /// The read client the connection came from, which remembers its `search_path`.
+        let readClient: PostgresReadClient?
+
+        /// Gives the connection back, waiting at most a second for its owner to take it.
+        func giveBack(_ closing: Bool) async {
+            release(closing)
+            _ = try? await returned?.value(within: .seconds(1)) { CancellationError() }
+        }
     }
 
     /// Where the session's connection comes from.
     private enum Source: Sendable {
         /// The application's client, counted in its database's statistics when it has one.
         case client(PostgresClient, leases: PostgresLeaseCounter?)
+        /// A database's read client, for a read-only session.
+        case readClient(PostgresReadClient, leases: PostgresLeaseCounter)
         /// A test's connection (`.scoped(database: .postgres(…))`), in its transaction, for a
         /// scope of `tenant` or of none.
         case test(PostgresTestTransaction, tenant: TenantID?)
@@ -102,15 +120,21 @@ public final class PostgresSession: Sendable {
     /// ``PostgresDatabase/statistics()`` while it holds a connection; it leases nothing until
     /// its first statement.
     ///
-    /// On a tenant's database (``PostgresTenantDatabaseKey``) the transaction reads and writes
-    /// the tenant's schema only: it begins with `SET LOCAL search_path` to it, which ends with
-    /// the transaction, so the connection goes back to the pool as it came.
+    /// On a tenant's database (``PostgresTenantDatabaseKey``) the session reads and writes the
+    /// tenant's schema only. A transaction that may write begins with `SET LOCAL search_path`
+    /// to it, which ends with the transaction, so the connection goes back to the pool as it
+    /// came; a read-only session's connection, from the read client, is moved to the schema
+    /// (once, at the session level) only when it is on another.
     ///
     /// - Parameters:
     ///   - database: the application's database, or a tenant's.
     ///   - mode: how the transaction begins.
     public init(database: PostgresDatabase, mode: TransactionMode = .readWrite) {
-        self.source = .client(database.client, leases: database.leases)
+        if mode.isReadOnly, let readClient = database.readClient {
+            self.source = .readClient(readClient, leases: database.leases)
+        } else {
+            self.source = .client(database.client, leases: database.leases)
+        }
         self.schema = database.schema
         self.mode = mode
         self.logger = database.logger
@@ -138,6 +162,48 @@ public final class PostgresSession: Sendable {
     /// - Throws: ``PostgresDatabaseError`` for a database error.
     public func query(_ query: PostgresQuery) async throws -> [PostgresRow] {
         try await inTurn { connection in try await run(query, .statement, on: connection).rows }
+    }
+
+    /// Runs a prepared statement in the session and returns its rows decoded.
+    ///
+    /// A statement of fixed text (``PostgresPreparedStatement``, postgres-nio's) is parsed and
+    /// planned once per connection, on its first use there, and after that sent by name with its
+    /// values: no parse and no plan per request. PostgreSQL plans it again by itself when the
+    /// connection's `search_path` has changed since, so a tenant's session reads its own schema.
+    ///
+    /// ```swift
+    /// struct ItemName: PostgresPreparedStatement {
+    ///     static let sql = "SELECT name FROM items WHERE id = $1"
+    ///     typealias Row = String
+    ///     var id: Int
+    ///     func makeBindings() -> PostgresBindings {
+    ///         var bindings = PostgresBindings()
+    ///         bindings.append(id)
+    ///         return bindings
+    ///     }
+    ///     func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
+    /// }
+    /// let names = try await session.query(ItemName(id: 1))
+    /// ```
+    ///
+    /// Past ``PostgresConfiguration/statementTimeout`` the connection is closed, which fails the
+    /// statement. Through PgBouncer, use transaction pooling only from version 1.21 on, with
+    /// `max_prepared_statements` set: earlier versions do not carry a connection's prepared
+    /// statements over to the server connection that runs the next statement.
+    ///
+    /// - Parameter statement: the statement, with its values.
+    /// - Returns: every row, decoded by the statement.
+    /// - Throws: ``PostgresDatabaseError`` for a database error, or what decoding throws.
+    public func query<Statement: PostgresPreparedStatement>(
+        _ statement: Statement
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try await inTurn { connection in
+            try await withDeadline(.statement, on: connection) {
+                var rows: [Statement.Row] = []
+                for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+                return rows
+            }
+        }
     }
 
     /// Runs a statement in the session's transaction and hands its rows to `body` as they
@@ -307,15 +373,32 @@ public final class PostgresSession: Sendable {
         switch source {
         case .client(let client, let leases):
             lease = try await Self.lease(from: client, counting: leases, within: leaseTimeout, entry: state.entry)
+        case .readClient(let readClient, let leases):
+            lease = try await Self.lease(
+                from: readClient.client,
+                counting: leases,
+                within: leaseTimeout,
+                entry: state.entry,
+                readClient: readClient
+            )
         case .test(let test, _):
             let timeout = leaseTimeout
             let entry = state.entry
             let permit = try await test.turn.acquire(waitingAtMost: timeout) {
                 DatabaseTimeoutError(operation: .lease, timeout: timeout, entry: entry)
             }
-            lease = Lease(connection: test.connection, giveBack: { _ in test.turn.release(permit) }, isSavepoint: true)
+            lease = Lease(
+                connection: test.connection,
+                release: { _ in test.turn.release(permit) },
+                returned: nil,
+                isSavepoint: true,
+                readClient: nil
+            )
         }
         do {
+            if let readClient = lease.readClient {
+                try await moveSearchPath(of: lease.connection, in: readClient.schemas)
+            }
             var statements = beginning(lease)
             if case .test(let test, let tenant) = source,
                 let searchPath = try await test.searchPath(for: tenant, logger: logger)
@@ -337,20 +420,46 @@ public final class PostgresSession: Sendable {
         return lease.connection
     }
 
+    /// Sets the `search_path` of `connection`, a read client's, to the session's schema, unless
+    /// `schemas` knows it is there already.
+    ///
+    /// Until the statement has answered, the connection's place is unknown: a statement that
+    /// failed or ran out of time leaves it so, and the next session on it sets it again.
+    private func moveSearchPath(of connection: PostgresConnection, in schemas: ConnectionSchemas) async throws {
+        let wanted = ConnectionSchemas.Place(schema)
+        guard schemas.place(of: connection.id) != wanted else { return }
+        schemas.record(.unknown, for: connection)
+        _ = try await run(schema?.setSearchPath ?? "RESET search_path", .statement, on: connection)
+        schemas.record(wanted, for: connection)
+    }
+
+    /// Whether the session's statements run on their own, in no transaction of the session's.
+    private func isAutocommit(_ lease: Lease) -> Bool {
+        lease.readClient != nil && mode == .readOnly
+    }
+
     /// The statements that begin the session's transaction on `lease`.
     private func beginning(_ lease: Lease) -> [PostgresQuery] {
-        switch (lease.isSavepoint, mode) {
-        case (false, .readOnly):
-            ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"] + (schema.map { [$0.setLocalSearchPath] } ?? [])
-        case (false, .readWrite): ["BEGIN"] + (schema.map { [$0.setLocalSearchPath] } ?? [])
         // Set inside the savepoint, so that rolling back to it unsets it.
-        case (true, .readOnly): ["SAVEPOINT scoped_session", "SET LOCAL transaction_read_only = on"]
-        case (true, .readWrite): ["SAVEPOINT scoped_session"]
+        if lease.isSavepoint {
+            return mode.isReadOnly ? ["SAVEPOINT scoped_session", "SET LOCAL transaction_read_only = on"] : ["SAVEPOINT scoped_session"]
         }
+        // A read client's connection is on the schema already (`moveSearchPath`), and read-only.
+        if lease.readClient != nil {
+            return mode == .readOnlySnapshot ? ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"] : []
+        }
+        let begin: PostgresQuery =
+            switch mode {
+            case .readOnly: "BEGIN READ ONLY"
+            case .readOnlySnapshot: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+            case .readWrite: "BEGIN"
+            }
+        return [begin] + (schema.map { [$0.setLocalSearchPath] } ?? [])
     }
 
     /// The statements that end the session's transaction on `lease`, committing it or not.
     private func ending(_ lease: Lease, commit: Bool) -> [PostgresQuery] {
+        if isAutocommit(lease) { return [] }
         guard lease.isSavepoint else { return [commit ? "COMMIT" : "ROLLBACK"] }
         // A read-only savepoint is always rolled back to, which also unsets its read-only mode.
         if commit && mode == .readWrite { return ["RELEASE SAVEPOINT scoped_session"] }
@@ -366,7 +475,8 @@ public final class PostgresSession: Sendable {
         from client: PostgresClient,
         counting leases: PostgresLeaseCounter?,
         within timeout: Duration,
-        entry: String
+        entry: String,
+        readClient: PostgresReadClient? = nil
     ) async throws -> Lease {
         let handOver = HandOver<(PostgresConnection, CheckedContinuation<Void, Never>)>()
         // Delivered when postgres-nio has taken the connection back.
@@ -403,9 +513,9 @@ public final class PostgresSession: Sendable {
                     leasing.cancel()
                 }
             }
-        // Returns the connection to the client, waiting at most a second for the client to take
-        // it back: a client that does not answer cannot hold the scope.
-        let giveBack: @Sendable (Bool) async -> Void = { closing in
+        // Returns the connection to the client; `Lease.giveBack` waits at most a second for the
+        // client to take it back: a client that does not answer cannot hold the scope.
+        let giveBack: @Sendable (Bool) -> Void = { closing in
             if closing || connection.isClosed {
                 // A connection that is closing (a deadline closed it, or the server went away)
                 // goes back once its close has completed, however long that takes: the client's
@@ -422,15 +532,22 @@ public final class PostgresSession: Sendable {
             } else {
                 release.resume()
             }
-            _ = try? await returned.value(within: .seconds(1)) { CancellationError() }
         }
-        return Lease(connection: connection, giveBack: giveBack, isSavepoint: false)
+        return Lease(
+            connection: connection,
+            release: giveBack,
+            returned: returned,
+            isSavepoint: false,
+            readClient: readClient
+        )
     }
 
     /// Ends the session: commits on success, rolls back otherwise, and returns the connection.
     ///
     /// The commit or rollback is not cancelled with the scope's task (see `run`), so that a
-    /// cancelled scope still rolls back.
+    /// cancelled scope still rolls back. A session whose statements ran on their own
+    /// (`.readOnly` on the read client) sends nothing; a `.readOnlySnapshot` one on the read
+    /// client sends its `COMMIT` and returns without waiting for it (see `commitWithoutWaiting`).
     ///
     /// - Parameter outcome: how the session's scope ended.
     /// - Throws: ``PostgresDatabaseError`` when the commit failed, or when a statement failed
@@ -441,6 +558,15 @@ public final class PostgresSession: Sendable {
         let (lease, isAborted) = await state.finish()
         guard let lease else { return }
         let connection = lease.connection
+        if isAutocommit(lease) {
+            // Each statement committed (or failed) on its own: there is nothing to end.
+            await lease.giveBack(isClosed(connection))
+            return
+        }
+        if let readClient = lease.readClient, !isClosed(connection) {
+            commitWithoutWaiting(lease, counting: readClient)
+            return
+        }
         // `run` follows no cancellation, so that a cancelled scope still rolls back.
         let ended: Result<Void, any Error>
         if isClosed(connection) {
@@ -464,6 +590,53 @@ public final class PostgresSession: Sendable {
                 message: "a statement of the transaction failed: it was rolled back, not committed",
                 constraint: nil
             )
+        }
+    }
+
+    /// Sends the `COMMIT` of a read-only transaction on `lease` and returns at once: the
+    /// connection goes back to the pool when the `COMMIT` answers, or is closed and given back
+    /// when it has not answered by the statement timeout.
+    ///
+    /// A read-only transaction wrote nothing, so its `COMMIT` decides nothing: its scope's
+    /// response need not wait for it. One that fails is logged and counted in
+    /// ``PostgresDatabase/Statistics/failedReadOnlyCommits``; its connection is closed, never
+    /// returned in a state the session does not know.
+    private func commitWithoutWaiting(_ lease: Lease, counting readClient: PostgresReadClient) {
+        let connection = lease.connection
+        let (logger, timeout) = (logger, statementTimeout)
+        // The first of the `COMMIT`'s answer and its deadline gives the connection back.
+        let ended = HandOver<Void>()
+        let watchdog = DeadlineWatchdog.shared
+        let deadline = watchdog.register(after: timeout) {
+            guard ended.deliver(.success(())) else { return }
+            readClient.failedCommits.add(1, ordering: .relaxed)
+            logger.warning(
+                "a read-only COMMIT did not answer within \(timeout): its connection is closed",
+                metadata: ["entry": "\(PostgresSessionKey.name)"]
+            )
+            lease.release(true)
+        }
+        let commit: EventLoopFuture<PostgresQueryResult> = connection.query("COMMIT", logger: logger)
+        commit.whenComplete { result in
+            watchdog.cancel(deadline)
+            guard ended.deliver(.success(())) else { return }
+            if case .failure(let error) = result {
+                readClient.failedCommits.add(1, ordering: .relaxed)
+                logger.warning(
+                    "a read-only COMMIT failed after its scope ended: its connection is closed",
+                    metadata: ["entry": "\(PostgresSessionKey.name)", "error": "\(PostgresDatabaseError.classify(error))"]
+                )
+                lease.release(true)
+            } else {
+                lease.release(connection.isClosed)
+            }
+        }
+        // A `COMMIT` written to a channel that closed meanwhile is dropped and never answers:
+        // seen closed now, the connection goes back as it closes.
+        if connection.isClosed, ended.deliver(.success(())) {
+            watchdog.cancel(deadline)
+            readClient.failedCommits.add(1, ordering: .relaxed)
+            lease.release(true)
         }
     }
 }

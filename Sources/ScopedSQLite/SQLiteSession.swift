@@ -8,7 +8,8 @@ public import ScopedDatabase
 /// `transactionMode` decides where it runs:
 /// - `.readWrite` (the default): one `BEGIN IMMEDIATE` transaction on the writer for every
 ///   statement, so what the request read cannot change before it writes.
-/// - `.readOnly`: one read transaction on a reader, never the write lock; a write fails with
+/// - `.readOnly` and `.readOnlySnapshot`: one read transaction on a reader (one snapshot: it
+///   costs SQLite no round trip), never the write lock; a write fails with
 ///   ``SQLiteError/Code/readOnly``.
 ///
 /// Statements of one session run one at a time, even from concurrent child tasks, each for at
@@ -68,11 +69,11 @@ public final class SQLiteSession: Sendable {
         writing: Bool,
         _ body: (SQLiteConnection) throws -> R
     ) async throws -> R {
-        if writing && mode == .readOnly {
+        if writing && mode.isReadOnly {
             throw SQLiteError(
                 code: .readOnly,
                 resultCode: 8,
-                message: "\(lease.entry) is read-only: its scope set transactionMode = .readOnly",
+                message: "\(lease.entry) is read-only: its scope set transactionMode = .\(mode)",
                 sql: nil
             )
         }
@@ -83,11 +84,11 @@ public final class SQLiteSession: Sendable {
     }
 
     /// The session's connection for a statement, leased and its transaction begun on first
-    /// use: the writer in `.readWrite`, a reader in `.readOnly`; called in the session's turn.
+    /// use: the writer in `.readWrite`, a reader in a read-only mode; called in the session's turn.
     private func connection() async throws -> SQLiteConnection {
         if let connection = try lease.current() { return connection }
         let connection =
-            mode == .readOnly
+            mode.isReadOnly
             ? try await database.beginRead(entry: lease.entry)
             : try await database.beginWrite(entry: lease.entry)
         // Always stored: the session finishes only after the statement in its turn.

@@ -268,7 +268,10 @@ public final class PostgresTestServer: Sendable {
             ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"]
         )
         let port = try freePort()
-        let options = "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
+        // pg_stat_statements: the round-trip tests count the statements a request sends.
+        let options =
+            "-p \(port) -k \(folder) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
+            + " -c shared_preload_libraries=pg_stat_statements"
         // With posix_spawn, not Foundation's Process: the server pg_ctl leaves running would
         // inherit the descriptor Process watches for its child's exit, which then never comes.
         let status = try spawnAndWait(

@@ -9,12 +9,28 @@ package struct PostgresMovieHistory: MovieHistory {
     package init() {}
 
     package func record(_ action: MovieChange.Action, movieID: Int) async throws {
-        try await ScopedValues.current.postgresSession.execute(
-            """
-            INSERT INTO movie_changes (movie_id, action, request_id)
-            VALUES (\(movieID), \(action.rawValue), \(ScopedValues.current.requestID))
-            """
-        )
+        let change = RecordChange(movieID: movieID, action: action.rawValue, requestID: ScopedValues.current.requestID)
+        _ = try await ScopedValues.current.postgresSession.query(change)
+    }
+
+    /// A change's row, prepared once per connection: every write of the catalog records one.
+    private struct RecordChange: PostgresPreparedStatement {
+        static let sql = "INSERT INTO movie_changes (movie_id, action, request_id) VALUES ($1, $2, $3)"
+        static let bindingDataTypes: [PostgresDataType] = [.int8, .text, .text]
+        typealias Row = Void
+        var movieID: Int
+        var action: String
+        var requestID: String?
+
+        func makeBindings() -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(movieID)
+            bindings.append(action)
+            bindings.append(requestID)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
     }
 
     package func prune(olderThan age: Duration) async throws -> Int {

@@ -5,8 +5,11 @@ package import ScopedPostgres
 /// The repository on PostgreSQL, for a catalog that runs several server instances on one
 /// database: the request's PostgreSQL session, read from the scope at each call.
 ///
-/// A read-only request reads in one `REPEATABLE READ READ ONLY` transaction, so that an export
-/// sees one snapshot, as on SQLite; a request that may write runs in one read-write transaction.
+/// A read-only request reads without a transaction (each statement on its own, on a connection
+/// that refuses writes), a request that may write in one read-write transaction. The statements
+/// a request runs most are prepared (``Statements``): parsed and planned once per connection.
+/// A page and its total come from one statement (`count(*) OVER ()`), so they agree without a
+/// snapshot of their own.
 package struct PostgresMovieRepository: MovieRepository {
     package static let migrations = [
         PostgresMigration(
@@ -75,13 +78,12 @@ package struct PostgresMovieRepository: MovieRepository {
 
     package func page(limit: Int, offset: Int) async throws -> MoviePage {
         let session = try await session
-        let items = try Self.movies(
-            await session.query(
-                "SELECT id, title, year, director FROM movies ORDER BY id LIMIT \(limit) OFFSET \(offset)"
-            )
-        )
-        let total = try await session.query("SELECT count(*) FROM movies")[0].decode(Int.self)
-        return MoviePage(items: items, total: total)
+        let rows = try await session.query(Statements.Page(limit: limit, offset: offset))
+        // A page past the last movie carries no total: counted apart, only then.
+        guard let total = rows.first?.total else {
+            return MoviePage(items: [], total: try await session.query(Statements.Count())[0])
+        }
+        return MoviePage(items: rows.map(\.movie), total: total)
     }
 
     package func movies(after id: Int, limit: Int) async throws -> [Movie] {
@@ -93,16 +95,11 @@ package struct PostgresMovieRepository: MovieRepository {
     }
 
     package func movie(id: Int) async throws -> Movie? {
-        try Self.movies(await session.query("SELECT id, title, year, director FROM movies WHERE id = \(id)")).first
+        try await session.query(Statements.MovieByID(id: id)).first
     }
 
     package func create(_ input: MovieInput) async throws -> Movie {
-        let id =
-            try await
-            session.query(
-                "INSERT INTO movies (title, year, director) VALUES (\(input.title), \(input.year), \(input.director)) RETURNING id"
-            )[0]
-            .decode(Int.self)
+        let id = try await session.query(Statements.Insert(input: input))[0]
         return Movie(id: id, title: input.title, year: input.year, director: input.director)
     }
 
@@ -140,5 +137,82 @@ package struct PostgresMovieRepository: MovieRepository {
         guard let row = rows.first else { return nil }
         let (count, sum) = try row.decode((Int, Int).self)
         return (count, sum)
+    }
+}
+
+extension PostgresMovieRepository {
+    /// The repository's most frequent statements, prepared once per connection.
+    enum Statements {
+        /// One movie by its ID.
+        struct MovieByID: PostgresPreparedStatement {
+            static let sql = "SELECT id, title, year, director FROM movies WHERE id = $1"
+            static let bindingDataTypes: [PostgresDataType] = [.int8]
+            typealias Row = Movie
+            var id: Int
+
+            func makeBindings() -> PostgresBindings {
+                var bindings = PostgresBindings(capacity: 1)
+                bindings.append(id)
+                return bindings
+            }
+
+            func decodeRow(_ row: PostgresRow) throws -> Movie { try Statements.movie(row) }
+        }
+
+        /// A page of movies by ID, each row with the number of movies in all.
+        struct Page: PostgresPreparedStatement {
+            static let sql = """
+                SELECT id, title, year, director, count(*) OVER () FROM movies ORDER BY id LIMIT $1 OFFSET $2
+                """
+            static let bindingDataTypes: [PostgresDataType] = [.int8, .int8]
+            typealias Row = (movie: Movie, total: Int)
+            var limit: Int
+            var offset: Int
+
+            func makeBindings() -> PostgresBindings {
+                var bindings = PostgresBindings(capacity: 2)
+                bindings.append(limit)
+                bindings.append(offset)
+                return bindings
+            }
+
+            func decodeRow(_ row: PostgresRow) throws -> Row {
+                let (id, title, year, director, total) = try row.decode((Int, String, Int, String?, Int).self)
+                return (Movie(id: id, title: title, year: year, director: director), total)
+            }
+        }
+
+        /// The number of movies.
+        struct Count: PostgresPreparedStatement {
+            static let sql = "SELECT count(*) FROM movies"
+            typealias Row = Int
+
+            func makeBindings() -> PostgresBindings { PostgresBindings() }
+
+            func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+        }
+
+        /// A new movie; its row is its ID.
+        struct Insert: PostgresPreparedStatement {
+            static let sql = "INSERT INTO movies (title, year, director) VALUES ($1, $2, $3) RETURNING id"
+            static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text]
+            typealias Row = Int
+            var input: MovieInput
+
+            func makeBindings() -> PostgresBindings {
+                var bindings = PostgresBindings(capacity: 3)
+                bindings.append(input.title)
+                bindings.append(input.year)
+                bindings.append(input.director)
+                return bindings
+            }
+
+            func decodeRow(_ row: PostgresRow) throws -> Int { try row.decode(Int.self) }
+        }
+
+        static func movie(_ row: PostgresRow) throws -> Movie {
+            let (id, title, year, director) = try row.decode((Int, String, Int, String?).self)
+            return Movie(id: id, title: title, year: year, director: director)
+        }
     }
 }
