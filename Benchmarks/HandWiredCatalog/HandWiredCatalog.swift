@@ -102,7 +102,7 @@ struct Store {
     let sqlite: SQLiteDatabase?
     /// The database with its two clients, as ExampleServer's root builds it: read-only sessions
     /// lease from its read client.
-    let postgres: PostgresDatabase?
+    let postgres: ScopedPostgres.PostgresDatabase?
 
     init(_ environment: [String: String]) async throws {
         if environment["DATABASE_KIND"] == "postgres" {
@@ -113,7 +113,7 @@ struct Store {
             // The clients run for as long as the process does.
             Task { await client.run() }
             Task { await readClient.run() }
-            postgres = try await PostgresDatabase(
+            postgres = try await ScopedPostgres.PostgresDatabase(
                 client: client,
                 readClient: readClient,
                 configuration: configuration,

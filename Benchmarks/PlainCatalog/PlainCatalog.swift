@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import PostgresNIO
@@ -34,6 +35,7 @@ enum PlainCatalog {
         )
         configuration.options.maximumConnections = 20
         let client = PostgresClient(configuration: configuration)
+        let logger = Logger(label: "PlainCatalog", factory: { _ in SwiftLogNoOpLogHandler() })
         let router = Router()
         router.get("/movies/:id") { request, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
@@ -78,13 +80,13 @@ enum PlainCatalog {
         router.post("/movies") { request, context -> Response in
             let input = try await request.decode(as: MovieInput.self, context: context)
             let schema = try Schema(request)
-            let id = try await client.withTransaction { connection in
+            let id = try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(
                     PostgresQuery(
                         unsafeSQL: "INSERT INTO \(schema.movies) (title, year, director) VALUES ($1, $2, $3) RETURNING id",
                         binds: binds(input.title, input.year, input.director)
                     ),
-                    logger: Logger(label: "PlainCatalog")
+                    logger: logger
                 )
                 for try await id in rows.decode(Int.self) { return id }
                 throw PostgresInsertReturnedNothing()

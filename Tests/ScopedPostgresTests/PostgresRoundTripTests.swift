@@ -35,16 +35,16 @@ struct PostgresRoundTripTests {
     @Test func eachStatementOfAReadOnlyScopeRunsOnItsOwnAndASnapshotScopeInOneTransaction() async throws {
         let fixture = try await PostgresFixture()
         try await fixture.withRoot { root in
-            // In a transaction, a statement after the first starts later than its transaction.
-            let sql: PostgresQuery = "SELECT statement_timestamp() = transaction_timestamp()"
+            // `now()` is the time its transaction began: the same for every statement of one.
+            let sql: PostgresQuery = "SELECT now()::text"
             for (mode, onItsOwn) in [(TransactionMode.readOnly, true), (.readOnlySnapshot, false)] {
-                let second = try await root.withScope({ $0.transactionMode = mode }) {
+                let (first, second) = try await root.withScope({ $0.transactionMode = mode }) {
                     let session = try await ScopedValues.current.postgresSession
-                    _ = try await session.query(sql)
+                    let first = try await session.query(sql)[0].decode(String.self)
                     try await Task.sleep(for: .milliseconds(5))
-                    return try await session.query(sql)[0].decode(Bool.self)
+                    return (first, try await session.query(sql)[0].decode(String.self))
                 }
-                #expect(second == onItsOwn, "\(mode)")
+                #expect((first != second) == onItsOwn, "\(mode)")
             }
         }
     }
@@ -230,8 +230,8 @@ struct ItemName: PostgresPreparedStatement {
 /// Two tenants' databases (`acme`, `globex`), each with one item named for its tenant, and the
 /// application's, on one running client and one running read client.
 struct TenantDatabases {
-    let app: PostgresDatabase
-    let databases: [(tenant: String, database: PostgresDatabase)]
+    let app: ScopedPostgres.PostgresDatabase
+    let databases: [(tenant: String, database: ScopedPostgres.PostgresDatabase)]
 
     static func with(
         _ fixture: PostgresFixture,
@@ -246,15 +246,15 @@ struct TenantDatabases {
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { await client.run() }
             group.addTask { await readClient.run() }
-            let app = try await PostgresDatabase(
+            let app = try await ScopedPostgres.PostgresDatabase(
                 client: client,
                 readClient: readClient,
                 configuration: configuration,
                 logger: logger
             )
-            var databases: [(String, PostgresDatabase)] = []
+            var databases: [(String, ScopedPostgres.PostgresDatabase)] = []
             for tenant in ["acme", "globex"] {
-                let database = try await PostgresDatabase(
+                let database = try await ScopedPostgres.PostgresDatabase(
                     client: client,
                     readClient: readClient,
                     configuration: configuration,
