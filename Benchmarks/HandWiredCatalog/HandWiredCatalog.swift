@@ -47,7 +47,7 @@ enum HandWiredCatalog {
             // take the writer.
             router.add(
                 middleware: RequestScopeMiddleware(root: root) { values, request, _ in
-                    values.transactionMode = CatalogServer.transactionMode(for: request.method)
+                    values.transactionMode = CatalogServer.transactionMode(for: request.method, path: request.uri.path)
                 }
             )
         }

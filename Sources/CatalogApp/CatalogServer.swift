@@ -186,7 +186,7 @@ package enum CatalogServer {
         }
         router.add(
             middleware: RequestScopeMiddleware(root: root, tenant: tenant) { values, request, context in
-                values.transactionMode = transactionMode(for: request.method)
+                values.transactionMode = transactionMode(for: request.method, path: request.uri.path)
                 try applyOverrideRule(
                     values.overrideRule,
                     to: &values,
@@ -232,9 +232,11 @@ package enum CatalogServer {
 
     /// The transaction a request's session runs in: a request that may write runs every
     /// statement in one write transaction; one that only reads never waits for a writer, and on
-    /// PostgreSQL runs each statement on its own (a page and its total come from one statement).
-    package static func transactionMode(for method: HTTPRequest.Method) -> TransactionMode {
-        method == .get || method == .head ? .readOnly : .readWrite
+    /// PostgreSQL runs each statement on its own (a page and its total come from one statement),
+    /// but for the export, whose batches must come from one snapshot.
+    package static func transactionMode(for method: HTTPRequest.Method, path: String) -> TransactionMode {
+        guard method == .get || method == .head else { return .readWrite }
+        return path == "/movies/export" ? .readOnlySnapshot : .readOnly
     }
 
     /// The sample catalog's override header, parsed once.

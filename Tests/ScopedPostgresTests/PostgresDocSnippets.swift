@@ -56,6 +56,34 @@ struct PostgresDocSnippets {
             #expect(counted == 2)
         }
     }
+
+    @Test func aPreparedStatementIsQueriedWithItsValues() async throws {
+        let fixture = try await PostgresFixture()
+        try await fixture.withRoot { root in
+            try await root.withScope {
+                try await ScopedValues.current.postgresSession.execute("INSERT INTO items (name) VALUES ('Heat')")
+            }
+            let found = try await root.withScope {
+                let session = try await ScopedValues.current.postgresSession
+                // SNIPPET-BEGIN
+                struct ItemName: PostgresPreparedStatement {
+                    static let sql = "SELECT name FROM items WHERE id = $1"
+                    typealias Row = String
+                    var id: Int
+                    func makeBindings() -> PostgresBindings {
+                        var bindings = PostgresBindings()
+                        bindings.append(id)
+                        return bindings
+                    }
+                    func decodeRow(_ row: PostgresRow) throws -> String { try row.decode(String.self) }
+                }
+                let names = try await session.query(ItemName(id: 1))
+                // SNIPPET-END
+                return names
+            }
+            #expect(found == ["Heat"])
+        }
+    }
 }
 
 /// Names no running server: the test below is compiled for PostgresTestDatabase's doc comment

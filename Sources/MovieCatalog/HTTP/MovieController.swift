@@ -35,8 +35,9 @@ package struct MovieController: APIProtocol {
     ///
     /// The body is streamed in batches after the handler returned; its reads resolve to the
     /// request's scope, which stays open until the body is written, so every batch comes from
-    /// the one read transaction of the request's session: the export is one snapshot even while
-    /// other requests write.
+    /// the one read transaction of the request's session (`.readOnlySnapshot`, which the
+    /// example's scope sets for this route): the export is one snapshot even while other
+    /// requests write.
     package func exportMovies(_ input: Operations.ExportMovies.Input) async throws -> Operations.ExportMovies.Output {
         let body = HTTPBody(ExportLines(movies: movies), length: .unknown, iterationBehavior: .single)
         return .ok(.init(body: .applicationXNdjson(body)))
