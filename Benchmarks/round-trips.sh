@@ -10,14 +10,17 @@
 # Release builds; wrk on loopback with CONNECTIONS (4) connections and one thread, DURATION (10)
 # seconds a row.
 #
-# Usage: bash Benchmarks/round-trips.sh      (DELAY_MS=0.5 CONNECTIONS=4 DURATION=10)
+# Usage: bash Benchmarks/round-trips.sh      (DELAY_MS=0.5 CONNECTIONS=4 DURATION=10 SKIP_BUILD=1,
+#   ROWS=REGEX to run only the rows whose name matches)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 delay=${DELAY_MS:-0.5}
 connections=${CONNECTIONS:-4}
 duration=${DURATION:-10}
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk"; exit 1; }
-for product in ExampleServer HandWiredCatalog PlainCatalog; do swift build -c release --product "$product"; done
+if [ -z "${SKIP_BUILD:-}" ]; then
+    for product in ExampleServer HandWiredCatalog PlainCatalog; do swift build -c release --product "$product"; done
+fi
 
 pg_extra_options="-c shared_preload_libraries=pg_stat_statements"
 source Benchmarks/postgres-cluster.sh
@@ -35,6 +38,7 @@ proxy_port=$((pg_port + 1))
 python3 Benchmarks/delay-proxy.py "$proxy_port" "$pg_port" "$delay" &
 pids+=($!)
 url="postgres://postgres@127.0.0.1:$proxy_port/bench"
+for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$proxy_port") 2>/dev/null && break; sleep 0.1; done
 # The round trip the proxy makes, measured: SELECT 1 through it, one client.
 select_one=$(mktemp)
 echo "SELECT 1;" >"$select_one"
@@ -66,7 +70,12 @@ same "$(curl -fsS http://127.0.0.1:18121/movies/1)" "$(curl -fsS http://127.0.0.
     || { echo "ExampleServer and PlainCatalog answer GET /movies/1 differently"; exit 1; }
 same "$(curl -fsS -H 'X-Tenant: acme' 'http://127.0.0.1:18122/movies?limit=20')" \
     "$(curl -fsS -H 'X-Tenant: acme' 'http://127.0.0.1:18124/movies?limit=20')" \
-    || { echo "ExampleServer and PlainCatalog answer a tenant's page differently"; exit 1; }
+    || {
+        curl -sS -H 'X-Tenant: acme' 'http://127.0.0.1:18122/movies?limit=20'; echo
+        curl -sS -H 'X-Tenant: acme' 'http://127.0.0.1:18124/movies?limit=20'; echo
+        echo "ExampleServer and PlainCatalog answer a tenant's page differently"
+        exit 1
+    }
 
 post_script=$(mktemp --suffix=.lua)
 printf 'wrk.method = "POST"\nwrk.body = %s\nwrk.headers["Content-Type"] = "application/json"\n' \
@@ -82,6 +91,7 @@ to_ms() { echo "$1" | awk '/us$/ {printf "%.2f", $1 / 1000; next} /ms$/ {printf 
 row() {
     local name=$1 url=$2 out requests statements
     shift 2
+    [[ "$name" =~ ${ROWS:-.} ]] || return 0
     psql_bench "SELECT pg_stat_statements_reset()" >/dev/null
     out=$(wrk -t1 -c"$connections" -d"${duration}s" --latency "$@" "$url")
     sleep 1 # work handed off past the last responses
@@ -103,7 +113,8 @@ for server in "PlainCatalog 18124" "HandWiredCatalog 18123" "ExampleServer 18121
     set -- $server
     row "GET /movies/1, $1" "http://127.0.0.1:$2/movies/1"
 done
-for server in "PlainCatalog 18124" "HandWiredCatalog 18123" "ExampleServer 18121"; do
+# (HandWiredCatalog serves only GET /movies/{id} and POST /movies.)
+for server in "PlainCatalog 18124" "ExampleServer 18121"; do
     set -- $server
     row "GET /movies?limit=20, $1" "http://127.0.0.1:$2/movies?limit=20"
 done

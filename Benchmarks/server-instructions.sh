@@ -22,6 +22,9 @@
 #   CACHE=1  SKIP_BUILD=1  BIN=DIR (the two servers' folder, by default .build/release)
 #   BEFORE=DIR compares ExampleServer with the ExampleServer in DIR (an earlier commit's release
 #   build kept aside) instead of with HandWiredCatalog: a change's instructions, before and after
+#   PLAIN=1 (with DATABASES=postgres) compares ExampleServer with PlainCatalog instead, the
+#   routes on Hummingbird and postgres-nio alone: what Scoped's guarantees cost against code a
+#   team writes today
 #   KEEP=DIR (keeps each row's callgrind file there, named SERVER-ROUTE-DATABASE.callgrind (the
 #   baseline's as Baseline-ROUTE-DATABASE), for
 #   `instructions/compare.py`, which says where two of them differ)
@@ -40,6 +43,7 @@ bin=${BIN:-.build/release}
 if [ -z "${SKIP_BUILD:-}" ]; then
     swift build -c release --product ExampleServer >/dev/null
     swift build -c release --product HandWiredCatalog >/dev/null
+    [ -z "${PLAIN:-}" ] || swift build -c release --product PlainCatalog >/dev/null
 fi
 source Benchmarks/load-common.sh
 
@@ -53,6 +57,9 @@ objcopy --strip-debug "$bin/ExampleServer" "$workdir/ExampleServer"
 if [ -n "${BEFORE:-}" ]; then
     objcopy --strip-debug "$BEFORE/ExampleServer" "$workdir/Baseline"
     baseline_label="ExampleServer before ($BEFORE)"
+elif [ -n "${PLAIN:-}" ]; then
+    objcopy --strip-debug "$bin/PlainCatalog" "$workdir/Baseline"
+    baseline_label=PlainCatalog
 else
     objcopy --strip-debug "$bin/HandWiredCatalog" "$workdir/Baseline"
     baseline_label=HandWiredCatalog

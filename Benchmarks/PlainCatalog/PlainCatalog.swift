@@ -161,11 +161,22 @@ struct Schema {
     var changes: String { prefix + "movie_changes" }
 }
 
-struct Movie: Codable {
+struct Movie: Encodable {
     var id: Int
     var title: String
     var year: Int
     var director: String?
+
+    private enum CodingKeys: String, CodingKey { case id, title, year, director }
+
+    /// As the catalog's API writes a movie: a missing director as `null`.
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(year, forKey: .year)
+        try container.encode(director, forKey: .director)
+    }
 }
 
 struct MovieInput: Decodable {

@@ -19,6 +19,8 @@ struct DatabaseStatistics: Codable, Equatable {
     var connections: Int
     /// Connections leased to a session right now.
     var leased: Int
+    /// On PostgreSQL: read-only `COMMIT`s that failed after their scope had ended.
+    var failedReadOnlyCommits: Int? = nil
 }
 
 extension ScopedValues {

@@ -11,6 +11,10 @@ struct PostgresDebugDatabase: DebugDatabase {
 
     func statistics() async throws -> DatabaseStatistics {
         let statistics = try await ScopedValues.current.postgresDatabase.statistics()
-        return DatabaseStatistics(connections: statistics.connections, leased: statistics.leased)
+        return DatabaseStatistics(
+            connections: statistics.connections,
+            leased: statistics.leased,
+            failedReadOnlyCommits: statistics.failedReadOnlyCommits
+        )
     }
 }

@@ -34,6 +34,7 @@ enum ReliabilitySuite {
         // What the things the server depends on do wrong.
         ("pg-restart", { try PostgresRestartScenario.run($0) }),
         ("pg-freeze", { try PostgresFreezeScenario.run($0) }),
+        ("pg-reads", { try PostgresReadsScenario.run($0) }),
         ("disk-full", { try DiskFullScenario.run($0) }),
         ("disk-freeze", { try DiskFreezeScenario.run($0) }),
         ("close-hang", { try CloseHangScenario.run($0) }),

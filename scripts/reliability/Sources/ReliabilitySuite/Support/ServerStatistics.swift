@@ -3,6 +3,8 @@ struct ServerStatistics: Decodable {
     struct Database: Decodable {
         var connections: Int
         var leased: Int
+        /// On PostgreSQL: read-only `COMMIT`s that failed after their response.
+        var failedReadOnlyCommits: Int?
     }
     var otherOpenScopes: Int
     var database: Database
