@@ -83,7 +83,8 @@ enum PlainCatalog {
             let id = try await client.withTransaction(logger: logger) { connection in
                 let rows = try await connection.query(
                     PostgresQuery(
-                        unsafeSQL: "INSERT INTO \(schema.movies) (title, year, director) VALUES ($1, $2, $3) RETURNING id",
+                        unsafeSQL:
+                            "INSERT INTO \(schema.movies) (title, year, director) VALUES ($1, $2, $3) RETURNING id",
                         binds: binds(input.title, input.year, input.director)
                     ),
                     logger: logger

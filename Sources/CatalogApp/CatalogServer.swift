@@ -50,7 +50,8 @@ package enum CatalogServer {
             case (.sqlite, .some): [SQLiteTenantDatabaseKey.self]
             case (.sqlite, nil): [SQLiteDatabaseKey.self, SQLiteSessionKey.self]
             // With tenants on PostgreSQL: a schema per tenant, through the application's client.
-            case (.postgres, .some): [PostgresClientKey.self, PostgresReadClientKey.self, PostgresTenantDatabaseKey.self]
+            case (.postgres, .some):
+                [PostgresClientKey.self, PostgresReadClientKey.self, PostgresTenantDatabaseKey.self]
             case (.postgres, nil):
                 [PostgresClientKey.self, PostgresReadClientKey.self, PostgresDatabaseKey.self, PostgresSessionKey.self]
             }

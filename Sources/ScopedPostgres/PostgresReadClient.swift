@@ -36,7 +36,10 @@ public final class PostgresReadClient: Service, Sendable {
     ///   - configuration: the database's configuration.
     ///   - backgroundLogger: where the client logs what no statement's logger receives.
     public init(configuration: PostgresConfiguration, backgroundLogger: Logger) {
-        client = PostgresClient(configuration: configuration.readClientConfiguration, backgroundLogger: backgroundLogger)
+        client = PostgresClient(
+            configuration: configuration.readClientConfiguration,
+            backgroundLogger: backgroundLogger
+        )
     }
 
     /// Runs the client until the task is cancelled.

@@ -442,7 +442,8 @@ public final class PostgresSession: Sendable {
     private func beginning(_ lease: Lease) -> [PostgresQuery] {
         // Set inside the savepoint, so that rolling back to it unsets it.
         if lease.isSavepoint {
-            return mode.isReadOnly ? ["SAVEPOINT scoped_session", "SET LOCAL transaction_read_only = on"] : ["SAVEPOINT scoped_session"]
+            return mode.isReadOnly
+                ? ["SAVEPOINT scoped_session", "SET LOCAL transaction_read_only = on"] : ["SAVEPOINT scoped_session"]
         }
         // A read client's connection is on the schema already (`moveSearchPath`), and read-only.
         if lease.readClient != nil {
@@ -624,7 +625,9 @@ public final class PostgresSession: Sendable {
                 readClient.failedCommits.add(1, ordering: .relaxed)
                 logger.warning(
                     "a read-only COMMIT failed after its scope ended: its connection is closed",
-                    metadata: ["entry": "\(PostgresSessionKey.name)", "error": "\(PostgresDatabaseError.classify(error))"]
+                    metadata: [
+                        "entry": "\(PostgresSessionKey.name)", "error": "\(PostgresDatabaseError.classify(error))",
+                    ]
                 )
                 lease.release(true)
             } else {

@@ -56,7 +56,10 @@ struct PostgresRoundTripTests {
                 let (before, after) = try await root.withScope({ $0.transactionMode = mode }) {
                     let session = try await ScopedValues.current.postgresSession
                     let before = try await session.query("SELECT count(*) FROM items")[0].decode(Int.self)
-                    try await fixture.server.psql("INSERT INTO items (name) VALUES ('\(mode)')", database: fixture.database)
+                    try await fixture.server.psql(
+                        "INSERT INTO items (name) VALUES ('\(mode)')",
+                        database: fixture.database
+                    )
                     let after = try await session.query("SELECT count(*) FROM items")[0].decode(Int.self)
                     return (before, after)
                 }
@@ -105,7 +108,8 @@ struct PostgresRoundTripTests {
                     let (tenant, database) = tenants.databases[index % 2]
                     group.addTask {
                         let session = PostgresSession(database: database, mode: .readOnly)
-                        let unnamed = try await session.query("SELECT name FROM items").map { try $0.decode(String.self) }
+                        let unnamed = try await session.query("SELECT name FROM items")
+                            .map { try $0.decode(String.self) }
                         let prepared = try await session.query(ItemName(id: 1))
                         try await session.finish(.success)
                         return (unnamed == [tenant] ? 0 : 1) + (prepared == [tenant] ? 0 : 1)
@@ -238,7 +242,11 @@ struct TenantDatabases {
         readConnections: Int,
         _ body: (TenantDatabases) async throws -> Void
     ) async throws {
-        var configuration = try PostgresConfiguration(url: fixture.url, maximumConnections: 4, migrations: itemMigrations)
+        var configuration = try PostgresConfiguration(
+            url: fixture.url,
+            maximumConnections: 4,
+            migrations: itemMigrations
+        )
         configuration.maximumReadConnections = readConnections
         let logger = Logger(label: "test")
         let client = PostgresClient(configuration: configuration.clientConfiguration)

@@ -48,7 +48,11 @@ enum PostgresReadsScenario {
             answer.status != 200 && !PostgresFaults.refusals.contains("\(answer.status ?? 0) \(answer.code ?? "?")")
                 && !answer.cut
         }
-        result.check("reads answered other than 200 or a documented 503: \(unexpected.count)", target: "0", unexpected.isEmpty)
+        result.check(
+            "reads answered other than 200 or a documented 503: \(unexpected.count)",
+            target: "0",
+            unexpected.isEmpty
+        )
         for (instant, event) in [(thawed, "the thaw"), (back, "the restart")] {
             let first = reads.firstSucceeded(sentAfter: instant)
             result.check(
@@ -143,7 +147,7 @@ final class ReadAndExportLoad: Sendable {
         all.filter { $0.sent >= instant && $0.status == 200 && !$0.cut }.min { $0.sent < $1.sent }
     }
 
-    /// The answers by kind, most frequent first: `200`, `200 cut`, `503 database_timeout`, …
+    /// The answers by kind, most frequent first (`200`, `200 cut`, `503 database_timeout`, …).
     func outcomeLine() -> String {
         var counts: [String: Int] = [:]
         for answer in all {
