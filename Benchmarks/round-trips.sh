@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What a request waits on when PostgreSQL is on another machine: statements per request
-# (counted by PostgreSQL itself, pg_stat_statements) and p50/p99 latency at a fixed load, for
+# (counted by PostgreSQL itself, pg_stat_statements), PostgreSQL's own CPU per request (its
+# processes' /proc/PID/stat) and p50/p99 latency at a fixed load, for
 # ExampleServer, HandWiredCatalog (Scoped's sessions passed by hand) and PlainCatalog
 # (Hummingbird and postgres-nio alone, as a team writes them today), in one run.
 #
@@ -86,20 +87,34 @@ printf 'wrk.headers["X-Tenant"] = "acme"\n' >"$tenant_script"
 # to_ms LATENCY: wrk's "512.00us" / "1.20ms" / "1.01s" in milliseconds.
 to_ms() { echo "$1" | awk '/us$/ {printf "%.2f", $1 / 1000; next} /ms$/ {printf "%.2f", $1 + 0; next} /s$/ {printf "%.2f", $1 * 1000}'; }
 
+# postgres_ticks: the CPU time (user + system, clock ticks) of every process of the cluster: its
+# backends and its background processes, the children of the postmaster.
+postgres_ticks() {
+    local total=0 pid
+    for pid in $(pgrep -P "$(head -1 "$pg_folder/data/postmaster.pid")"); do
+        total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$total"
+}
+
 # row NAME URL [wrk options...]: statements per request (every statement of the database since
-# the row began, hand-offs included, over the requests wrk completed), p50, p99, req/s.
+# the row began, hand-offs included, over the requests wrk completed), PostgreSQL's CPU per
+# request, p50, p99, req/s.
 row() {
-    local name=$1 url=$2 out requests statements
+    local name=$1 url=$2 out requests statements ticks
     shift 2
     [[ "$name" =~ ${ROWS:-.} ]] || return 0
     psql_bench "SELECT pg_stat_statements_reset()" >/dev/null
+    ticks=$(postgres_ticks)
     out=$(wrk -t1 -c"$connections" -d"${duration}s" --latency "$@" "$url")
     sleep 1 # work handed off past the last responses
+    ticks=$(($(postgres_ticks) - ticks))
     requests=$(echo "$out" | awk '/requests in/ {print $1}')
     statements=$(psql_bench "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements
         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'bench') AND query NOT LIKE '%pg_stat_statements%'")
-    printf '| %s | %s | %s | %s | %s |\n' "$name" \
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$name" \
         "$(awk -v s="$statements" -v r="$requests" 'BEGIN { printf "%.2f", s / r }')" \
+        "$(awk -v t="$ticks" -v r="$requests" -v hz="$ticks_per_second" 'BEGIN { printf "%.0f", t / hz * 1e6 / r }')" \
         "$(to_ms "$(echo "$out" | awk '$1 == "50%" {print $2}')")" \
         "$(to_ms "$(echo "$out" | awk '$1 == "99%" {print $2}')")" \
         "$(echo "$out" | awk '/Requests\/sec/ {printf "%.0f", $2}')"
@@ -107,8 +122,8 @@ row() {
 
 echo "Round trip through the proxy (SELECT 1, pgbench, one client): ${round_trip} ms; delay ${delay} ms each way."
 echo
-echo "| request, server ($connections connections, ${duration}s, wrk -t1) | statements / request | p50 ms | p99 ms | req/s |"
-echo "|---|---:|---:|---:|---:|"
+echo "| request, server ($connections connections, ${duration}s, wrk -t1) | statements / request | PostgreSQL CPU µs / request | p50 ms | p99 ms | req/s |"
+echo "|---|---:|---:|---:|---:|---:|"
 for server in "PlainCatalog 18124" "HandWiredCatalog 18123" "ExampleServer 18121"; do
     set -- $server
     row "GET /movies/1, $1" "http://127.0.0.1:$2/movies/1"

@@ -152,7 +152,7 @@ extension PostgresDatabase {
         /// Connections of the read client whose `search_path` is on a tenant's schema (or not
         /// known), out of those it has opened.
         public var readConnectionsOffDefaultPath: Int
-        /// Read-only `COMMIT`s (``TransactionMode/readOnlySnapshot``) that failed after their
+        /// Read-only `COMMIT`s (`TransactionMode.readOnlySnapshot`) that failed after their
         /// scope had ended: logged, their connection closed; nothing written was lost.
         public var failedReadOnlyCommits: Int
     }

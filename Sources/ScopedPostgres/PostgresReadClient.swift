@@ -6,7 +6,7 @@ import Synchronization
 /// The client read-only sessions lease from: postgres-nio's `PostgresClient` on connections
 /// that refuse every write, and the schema each of its connections is on.
 ///
-/// A read-only session on PostgreSQL needs no transaction (``Scoped/ScopedValues/transactionMode``
+/// A read-only session on PostgreSQL needs no transaction (`ScopedValues.transactionMode`
 /// `.readOnly`): each statement runs on its own, and PostgreSQL itself refuses a write on these
 /// connections (`default_transaction_read_only`). A tenant's session needs its schema on the
 /// `search_path`: it is set on the connection once, at the session level, and remembered, so a
@@ -23,7 +23,7 @@ public final class PostgresReadClient: Service, Sendable {
     public let client: PostgresClient
     /// The schema of each connection that is not on the default `search_path`, by ID.
     let schemas = ConnectionSchemas()
-    /// Read-only `COMMIT`s that failed after their scope had ended (``TransactionMode/readOnlySnapshot``).
+    /// Read-only `COMMIT`s that failed after their scope had ended (`TransactionMode.readOnlySnapshot`).
     let failedCommits = Atomic<Int>(0)
 
     /// How many read-only `COMMIT`s failed after their scope had ended.

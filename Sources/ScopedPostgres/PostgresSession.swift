@@ -8,7 +8,7 @@ import Synchronization
 /// on first use, one transaction on it, committed when the scope ends well and rolled back
 /// otherwise, and the connection returned either way.
 ///
-/// A read-only session (``Scoped/ScopedValues/transactionMode`` `.readOnly`) on a database with a
+/// A read-only session (`ScopedValues.transactionMode` `.readOnly`) on a database with a
 /// ``PostgresDatabase/readClient`` sends no `BEGIN` and no `COMMIT`: it leases from the read
 /// client, whose connections refuse every write, and each statement runs on its own. A read of
 /// one row is then one round trip, as in code that uses postgres-nio's client directly.
@@ -166,7 +166,7 @@ public final class PostgresSession: Sendable {
 
     /// Runs a prepared statement in the session and returns its rows decoded.
     ///
-    /// A statement of fixed text (``PostgresPreparedStatement``, postgres-nio's) is parsed and
+    /// A statement of fixed text (postgres-nio's `PostgresPreparedStatement`) is parsed and
     /// planned once per connection, on its first use there, and after that sent by name with its
     /// values: no parse and no plan per request. PostgreSQL plans it again by itself when the
     /// connection's `search_path` has changed since, so a tenant's session reads its own schema.
@@ -252,7 +252,7 @@ public final class PostgresSession: Sendable {
     /// - Throws: what `body` throws, database errors as ``PostgresDatabaseError``.
     ///
     /// At the statement timeout the connection is closed, which fails what `body` waits for
-    /// from the server. (``query(_:)`` and ``execute(_:)`` also stop waiting for a statement the
+    /// from the server. (``query(_:)->[PostgresRow]`` and ``execute(_:)`` also stop waiting for a statement the
     /// driver never completes; a `body` of the caller's cannot be abandoned that way.)
     public func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
         try await inTurn { connection in
