@@ -114,24 +114,35 @@ struct TenantRegistryTests {
                     }
                 )
             }
+            // The profile's own value (`sqlite`, the database's repository, as at the root): beta is
+            // served from its schema again, not taken down by a SQLite database it has not got.
+            #expect(try await sql("SELECT scoped_set_tenant_setting('beta', 'catalog.repository', '\"sqlite\"')") == "5")
+            for instance in instances {
+                #expect(
+                    await eventually(within: .seconds(10)) {
+                        let answer = try? await instance.get("/movies?limit=50", headers: ["X-Tenant": "beta"])
+                        return answer.map { $0.status == 200 && $0.body.contains("beta own") } ?? false
+                    }
+                )
+            }
             // A value no instance can apply is rejected by each, naming the key; beta keeps its settings.
-            #expect(try await sql("SELECT scoped_set_tenant_setting('beta', 'database.readers', '0')") == "5")
+            #expect(try await sql("SELECT scoped_set_tenant_setting('beta', 'database.readers', '0')") == "6")
             for instance in instances {
                 #expect(
                     await eventually(within: .seconds(10)) {
                         instance.messages.contains {
                             $0.hasPrefix(
-                                "Tenant change rejected: Invalid configuration: database.readers in PostgreSQL settings of tenant beta, version 5: 0 is outside 1…64"
+                                "Tenant change rejected: Invalid configuration: database.readers in PostgreSQL settings of tenant beta, version 6: 0 is outside 1…64"
                             )
                         }
                     }
                 )
                 #expect(try await instance.tenantRegistry()["rejected"] as? Int == 1)
                 let body = try await instance.get("/movies?limit=50", headers: ["X-Tenant": "beta"]).body
-                #expect(!body.contains("beta own"))
+                #expect(body.contains("beta own"))
             }
             // Deleted: unknown on every instance.
-            #expect(try await sql("SELECT scoped_set_tenant_state('acme', 'deleted')") == "6")
+            #expect(try await sql("SELECT scoped_set_tenant_state('acme', 'deleted')") == "7")
             for instance in instances {
                 #expect(
                     await eventually(within: .seconds(10)) {

@@ -23,6 +23,17 @@ package struct AppConfiguration: Sendable {
     /// The database the catalog is kept in.
     enum DatabaseKind: String, Sendable {
         case sqlite, postgres
+
+        /// The `movieRepository` variant `catalog.repository` names on this database, at the root
+        /// and in a tenant's settings alike: `sqlite`, the database's repository, is `postgres` on
+        /// PostgreSQL; `nil` for `postgres` on SQLite, which has no PostgreSQL database to read.
+        func repositoryVariant(named name: String) -> String? {
+            switch (self, name) {
+            case (.postgres, "sqlite"): "postgres"
+            case (.sqlite, "postgres"): nil
+            default: name
+            }
+        }
     }
 
     /// A per-request override rule: a request header whose value selects a variant of an entry.
@@ -256,14 +267,10 @@ package struct AppConfiguration: Sendable {
             databaseSettings: nil,
             tenantRegistry: nil
         )
-        switch (configuration.databaseKind, configuration.repositoryVariant) {
-        case (.postgres, "sqlite"):
-            configuration.repositoryVariant = "postgres"
-        case (.sqlite, "postgres"):
+        guard let variant = configuration.databaseKind.repositoryVariant(named: configuration.repositoryVariant) else {
             throw values.error("catalog.repository", "'postgres' needs database.kind postgres")
-        default:
-            break
         }
+        configuration.repositoryVariant = variant
         if configuration.databaseKind == .postgres {
             let url = try values.string("database.url")
             do {
@@ -310,7 +317,12 @@ package struct AppConfiguration: Sendable {
             configuration.databaseSettings = DatabaseSettings(pollInterval: configuration.registryPollInterval)
         }
         if try values.bool("tenants.enabled", default: false) {
-            configuration.tenants = try TenantSettings.read(values, folder: files.tenantsFolder, profile: profile)
+            configuration.tenants = try TenantSettings.read(
+                values,
+                folder: files.tenantsFolder,
+                profile: profile,
+                databaseKind: configuration.databaseKind
+            )
             if try values.bool("tenants.fromDatabase", default: false) {
                 guard configuration.databaseKind == .postgres else {
                     throw values.error(

@@ -87,7 +87,9 @@ final class AcceptedTenants: Sendable {
                 guard known.contains(variant) else {
                     throw values.error("catalog.repository", "expected one of: \(known.joined(separator: ", "))")
                 }
-                overlay.repositoryVariant = variant
+                // The registry is PostgreSQL's: `sqlite`, the database's repository, is `postgres`,
+                // as at the root.
+                overlay.repositoryVariant = AppConfiguration.DatabaseKind.postgres.repositoryVariant(named: variant)
             }
             if values.isPresent("database.readers") { overlay.readers = try values.int("database.readers", in: 1...64) }
             if let text = try values.optionalString("database.synchronous") {

@@ -33,8 +33,12 @@ struct TenantSettings: Sendable, Equatable {
     ///
     /// - Throws: ``ConfigurationError`` naming the key and its file or variable, or the tenant
     ///   file and its key.
-    static func read(_ values: ConfigValues, folder: String, profile: AppConfiguration.Profile) throws -> TenantSettings
-    {
+    static func read(
+        _ values: ConfigValues,
+        folder: String,
+        profile: AppConfiguration.Profile,
+        databaseKind: AppConfiguration.DatabaseKind
+    ) throws -> TenantSettings {
         TenantSettings(
             directory: try values.string("tenants.directory"),
             maximumOpen: try values.int("tenants.max", default: 100, in: 1...1_000_000),
@@ -42,7 +46,7 @@ struct TenantSettings: Sendable, Equatable {
                 Int64(try values.seconds("tenants.idleTimeout", default: 300, in: 0.01...86_400) * 1000)
             ),
             opensUnknownTenants: profile != .production,
-            overlays: try TenantOverlay.readAll(in: folder)
+            overlays: try TenantOverlay.readAll(in: folder, databaseKind: databaseKind)
         )
     }
 
@@ -81,10 +85,14 @@ struct TenantOverlay: Sendable, Equatable {
     var readers: Int?
     var synchronous: SQLiteConfiguration.Synchronous?
 
-    /// Every tenant file in `folder`, by tenant; none when the folder does not exist.
+    /// Every tenant file in `folder`, by tenant, for a root on `databaseKind`; none when the
+    /// folder does not exist.
     ///
     /// - Throws: ``ConfigurationError`` naming the file, and the key, of the first invalid one.
-    static func readAll(in folder: String) throws -> [TenantID: TenantOverlay] {
+    static func readAll(
+        in folder: String,
+        databaseKind: AppConfiguration.DatabaseKind
+    ) throws -> [TenantID: TenantOverlay] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return [:] }
         var overlays: [TenantID: TenantOverlay] = [:]
         for name in names.sorted() where name.hasSuffix(".json") {
@@ -96,7 +104,7 @@ struct TenantOverlay: Sendable, Equatable {
                     message: "'\(name.dropLast(5))' is not a tenant ID: 1 to 63 characters from a-z, 0-9 and -"
                 )
             }
-            overlays[tenant] = try read(file)
+            overlays[tenant] = try read(file, databaseKind: databaseKind)
         }
         return overlays
     }
@@ -114,8 +122,9 @@ struct TenantOverlay: Sendable, Equatable {
             }
     }
 
-    /// The settings in `file`.
-    static func read(_ file: String) throws -> TenantOverlay {
+    /// The settings in `file`, for a root on `databaseKind`: `catalog.repository` means what it
+    /// means at the root (``AppConfiguration/DatabaseKind/repositoryVariant(named:)``).
+    static func read(_ file: String, databaseKind: AppConfiguration.DatabaseKind) throws -> TenantOverlay {
         func error(_ key: String, _ message: String) -> ConfigurationError {
             ConfigurationError(key: key, source: file, message: message)
         }
@@ -134,8 +143,11 @@ struct TenantOverlay: Sendable, Equatable {
                 switch key {
                 case "catalog.repository":
                     let known = CatalogVariants.make().names(of: CatalogVariants.entry)
-                    guard let variant = value as? String, known.contains(variant) else {
+                    guard let name = value as? String, known.contains(name) else {
                         throw error(key, "expected one of: \(known.joined(separator: ", "))")
+                    }
+                    guard let variant = databaseKind.repositoryVariant(named: name) else {
+                        throw error(key, "'\(name)' needs database.kind \(name)")
                     }
                     overlay.repositoryVariant = variant
                 case "database.readers":
