@@ -49,8 +49,9 @@ public final class ScopeRootService: Service, Sendable, CustomStringConvertible 
     /// - Parameters:
     ///   - root: the application root: a `ScopeRoot`, or a `ReloadableScopeRoot` whose roots
     ///     each get the same life (`follow(_:makeRoot:onReload:)` reloads it).
-    ///   - logger: where app services that stop with an error are reported. Validation
-    ///     problems are thrown, not logged: the service group passes them on to the caller.
+    ///   - logger: where app services that stop with an error are reported (a Hummingbird
+    ///     application's `app.logger` serves). Validation problems are thrown, not logged: the
+    ///     service group passes them on to the caller.
     ///   - validationScope: what a request scope sets when it opens, for
     ///     `ScopeRoot.validate(scope:)`.
     ///   - shutdownTimeout: how long the root's shutdown may wait for open scopes and closes

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOCore
+import NIOPosix
 import Scoped
 import ScopedHummingbird
 import ScopedSQLite
@@ -68,6 +70,28 @@ func listsTheNotes() async throws {
 }
 // ARTICLE-APPLICATION-TEST-END
 
+// ARTICLE-EVENT-LOOP-BEGIN
+func repositoryFromAnEventLoop(_ eventLoop: any EventLoop) async throws -> any NoteRepository {
+    let values = ScopedValues.current  // in the request's task: its scope
+    return try await eventLoop.submit {
+        withScopedValues(values) { ScopedValues.current.noteRepository }  // the request's, again
+    }.get()
+}
+// ARTICLE-EVENT-LOOP-END
+
+/// The article's remedy for code a library runs on an event loop: without it the callback
+/// reads the live repository, with it the test's mock.
+struct EventLoopReadTests {
+    @Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
+    func aCallbackOnAnEventLoopReadsTheRequestsScopeOnlyWhenItIsBoundThere() async throws {
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        let unbound = try await eventLoop.submit { ScopedValues.current.noteRepository }.get()
+        #expect(unbound is SQLiteNoteRepository)
+        let bound = try await repositoryFromAnEventLoop(eventLoop)
+        #expect(try await bound.titles() == ["Buy milk"])
+    }
+}
+
 struct ReadmeApplicationExampleTests {
     private let warningsOnly = {
         var logger = Logger(label: "notes")
@@ -106,7 +130,7 @@ struct ReadmeApplicationExampleTests {
             encoding: .utf8
         )
         let source = try String(contentsOf: URL(filePath: #filePath), encoding: .utf8)
-        for marker in ["ARTICLE-APPLICATION", "ARTICLE-APPLICATION-TEST"] {
+        for marker in ["ARTICLE-APPLICATION", "ARTICLE-APPLICATION-TEST", "ARTICLE-EVENT-LOOP"] {
             let begin = try #require(source.range(of: "// \(marker)-BEGIN\n"))
             let end = try #require(source.range(of: "// \(marker)-END"))
             let snippet = String(source[begin.upperBound..<end.lowerBound])
@@ -117,7 +141,7 @@ struct ReadmeApplicationExampleTests {
         }
         #expect(
             try ArticleSnippets.inArticle("Sources/ScopedHummingbird/ScopedHummingbird.docc/ScopedHummingbird.md").count
-                == 2
+                == 3
         )
         // Testing.md shows the same test.
         let testing = try String(

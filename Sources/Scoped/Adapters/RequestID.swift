@@ -3,8 +3,12 @@ import Synchronization
 extension ScopedValues {
     /// The ID of the request the current scope serves; `nil` outside a request.
     ///
+    /// It holds the client's `X-Request-ID` when the client sent a valid one (1 to 64
+    /// characters from `A-Z a-z 0-9 . _ -`), and else the ID the stack made for the request:
+    /// the same ID the response's `X-Request-ID` returns and the request's log lines carry.
+    ///
     /// Every adapter's request scope sets it: Hummingbird's `RequestScopeMiddleware` (the ID
-    /// its logger carries as `hb.request.id`), Vapor's (`Request.id`, which Vapor takes from
+    /// its logger carries as `hb.request.id`, the client's with `RequestIDMiddleware`), Vapor's (`Request.id`, which Vapor takes from
     /// `X-Request-Id`), the OpenAPI middleware (a client's `X-Request-ID`, else a new one) and
     /// the gRPC interceptor (a client's `x-request-id` metadata, else a new one). It is one entry
     /// in the core so that a handler, and every service it reads, names its request the same way
