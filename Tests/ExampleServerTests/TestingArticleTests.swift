@@ -49,10 +49,31 @@ func aCreatedMovieIsStored() async throws {
 }
 // SNIPPET-END
 
+// SNIPPET-BEGIN
+protocol Mailer: Sendable { func send(_ message: String) async }
+actor SMTPMailer: Mailer { func send(_ message: String) async { /* talks to the mail server */  } }
+actor RecordingMailer: Mailer {
+    private(set) var sent: [String] = []
+    func send(_ message: String) async { sent.append(message) }
+}
+
+enum MailerKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> any Mailer { SMTPMailer() }
+}
+
+@Test(.scoped { $0.set(MailerKey.self, to: RecordingMailer()) })
+func aWelcomeIsMailed() async throws {
+    let mailer = try await ScopedValues.current.service(MailerKey.self)
+    await mailer.send("Welcome")
+    #expect(await (mailer as? RecordingMailer)?.sent == ["Welcome"])
+}
+// SNIPPET-END
+
 @Test func testingArticleShowsTheseSnippets() throws {
     let article = try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/Testing.md")
     let snippets = try ArticleSnippets.marked()
-    #expect(snippets.count == 3)
+    #expect(snippets.count == 4)
     for snippet in snippets { #expect(article.contains(snippet), "\(snippet)") }
 
     // The entry with a test stand-in is the catalog's own declaration, only made `package` there.

@@ -73,9 +73,10 @@ func listsTheNotes() async throws {
 // ARTICLE-EVENT-LOOP-BEGIN
 func repositoryFromAnEventLoop(_ eventLoop: any EventLoop) async throws -> any NoteRepository {
     let values = ScopedValues.current  // in the request's task: its scope
-    return try await eventLoop.submit {
+    let read = eventLoop.submit {
         withScopedValues(values) { ScopedValues.current.noteRepository }  // the request's, again
-    }.get()
+    }
+    return try await read.get()
 }
 // ARTICLE-EVENT-LOOP-END
 
