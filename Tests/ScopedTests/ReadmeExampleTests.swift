@@ -55,7 +55,7 @@ struct ReadmeExampleTests {
         )
         let traits = try #require(dependency.firstMatch(of: /traits: \[([^\]]*)\]/)).1
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: ["\""]) }
-        #expect(traits == ["Macros", "Instrumentation", "Hummingbird"])
+        #expect(traits == ["Macros", "Hummingbird"])
         for trait in traits {
             let declaration = try Regex("\\.trait\\(\\s*name: \"\(trait)\"")
             #expect(manifest.contains(declaration), "Package.swift declares no trait \(trait)")
