@@ -16,6 +16,9 @@ final class TestChecks: ScopeObserver {
 
     private let onLiveDefaultRead: @Sendable (_ entry: String) -> Void
     private let open = Mutex<[ObjectIdentifier: Open]>([:])
+    /// Scopes opened so far on roots made in the test's scopes (an application's request
+    /// scopes), work handed off left out.
+    private let applicationScopes = Atomic<Int>(0)
 
     /// Checks that record the name of each live-only entry read without an override with
     /// `onLiveDefaultRead`.
@@ -35,6 +38,7 @@ final class TestChecks: ScopeObserver {
 
     func scopeOpened(_ values: ScopedValues, handedOffAt site: HandedOffWork.Site?) {
         guard let id = values.scopeID else { return }
+        if site == nil && !values.isOnTestsOwnRoot { applicationScopes.add(1, ordering: .relaxed) }
         open.withLock { $0[id] = Open(values: values, site: site) }
     }
 
@@ -42,6 +46,10 @@ final class TestChecks: ScopeObserver {
         guard let id = values.scopeID else { return }
         _ = open.withLock { $0.removeValue(forKey: id) }
     }
+
+    /// How many scopes roots made in the test's scopes have opened so far, handed-off work left
+    /// out: an application's request scopes.
+    var applicationScopesOpened: Int { applicationScopes.load(ordering: .relaxed) }
 
     /// The scopes still open on the test's roots, waiting up to `grace` for them to close
     /// first: a description of each, naming where its work was handed off or the entries its

@@ -190,12 +190,16 @@ struct CatalogLiveTests {
         let folder = try TemporaryFolder()
         let (app, root) = try await makeApplication(try await loadConfiguration(.test, folder: folder))
         try await app.test(.live) { client in
-            try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) {
-                (response: TestResponse) async throws in
-                response.expectError(.internalServerError, code: "internal_error", field: nil)
-            }
-            try await client.execute(uri: "/movies", method: .get) { (response: TestResponse) async throws in
-                #expect(try response.decode(MoviePage.self).total == 0)
+            // The mock would reach the handlers without a request scope too: this proves both
+            // requests ran in one of the application's.
+            try await expectRequestScopes(atLeast: 2) {
+                try await client.execute(uri: "/movies", method: .post, body: json(#"{"title":"Up","year":2009}"#)) {
+                    (response: TestResponse) async throws in
+                    response.expectError(.internalServerError, code: "internal_error", field: nil)
+                }
+                try await client.execute(uri: "/movies", method: .get) { (response: TestResponse) async throws in
+                    #expect(try response.decode(MoviePage.self).total == 0)
+                }
             }
         }
         await root.shutdown()

@@ -80,6 +80,49 @@ func repositoryFromAnEventLoop(_ eventLoop: any EventLoop) async throws -> any N
 }
 // ARTICLE-EVENT-LOOP-END
 
+// ARTICLE-REQUEST-SCOPES-BEGIN
+@Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
+func everyRequestRunsInARequestScope() async throws {
+    let app = buildApplication(databasePath: "notes.sqlite", logger: Logger(label: "test"))
+    try await app.test(.router) { client in
+        try await expectRequestScopes {
+            let response = try await client.execute(uri: "/notes", method: .get)
+            #expect(String(buffer: response.body) == "Buy milk")
+        }
+    }
+}
+// ARTICLE-REQUEST-SCOPES-END
+
+/// `expectRequestScopes` fails a test whose application opens no request scope, though the
+/// handler still sees the test's mock (it runs in the test's own task).
+struct RequestScopeExpectationTests {
+    @Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
+    func anApplicationWithoutTheMiddlewareFailsTheExpectation() async throws {
+        let router = Router()
+        router.get("/notes") { _, _ in try await ScopedValues.current.noteRepository.titles().joined() }
+        let app = Application(router: router, logger: Logger(label: "test"))
+        try await app.test(.router) { client in
+            try await withKnownIssue {
+                try await expectRequestScopes {
+                    let response = try await client.execute(uri: "/notes", method: .get)
+                    // The mock reaches the handler all the same: only the expectation tells.
+                    #expect(String(buffer: response.body) == "Buy milk")
+                }
+            } matching: { issue in
+                issue.comments.contains { $0.rawValue.contains("opened 0 request scopes") }
+            }
+        }
+    }
+
+    @Test func outsideATestScopeItSaysSo() async throws {
+        await withKnownIssue {
+            await expectRequestScopes {}
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("runs in a test scope") }
+        }
+    }
+}
+
 /// The article's remedy for code a library runs on an event loop: without it the callback
 /// reads the live repository, with it the test's mock.
 struct EventLoopReadTests {
@@ -152,5 +195,8 @@ struct ReadmeApplicationExampleTests {
         let begin = try #require(source.range(of: "// ARTICLE-APPLICATION-TEST-BEGIN\n"))
         let end = try #require(source.range(of: "// ARTICLE-APPLICATION-TEST-END"))
         #expect(testing.contains("```swift\n" + source[begin.upperBound..<end.lowerBound] + "```"))
+        let scopesBegin = try #require(source.range(of: "// ARTICLE-REQUEST-SCOPES-BEGIN\n"))
+        let scopesEnd = try #require(source.range(of: "// ARTICLE-REQUEST-SCOPES-END"))
+        #expect(testing.contains("```swift\n" + source[scopesBegin.upperBound..<scopesEnd.lowerBound] + "```"))
     }
 }
