@@ -48,9 +48,7 @@ public enum PostgresClientKey: ScopedServiceKey {
     /// Builds the service.
     public static func makeValue() async throws -> PostgresClient {
         let values = ScopedValues.current
-        guard let configuration = values.postgresConfiguration else {
-            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
-        }
+        let configuration = try values.postgresConfiguration(for: name)
         return PostgresClient(configuration: configuration.clientConfiguration, backgroundLogger: values.postgresLogger)
     }
 }
@@ -66,9 +64,7 @@ public enum PostgresReadClientKey: ScopedServiceKey {
     /// Builds the service.
     public static func makeValue() async throws -> PostgresReadClient {
         let values = ScopedValues.current
-        guard let configuration = values.postgresConfiguration else {
-            throw DatabaseConfigurationError.missing(entry: name, configurationEntry: "postgresConfiguration")
-        }
+        let configuration = try values.postgresConfiguration(for: name)
         return PostgresReadClient(configuration: configuration, backgroundLogger: values.postgresLogger)
     }
 }
@@ -132,9 +128,7 @@ extension PostgresDatabase {
     /// - Throws: `DatabaseConfigurationError` naming `entry` when no configuration is set; what
     ///   ``init(client:configuration:schema:logger:)`` throws.
     fileprivate init(configuredFor entry: String, schema: PostgresSchema?, in values: ScopedValues) async throws {
-        guard let configuration = values.postgresConfiguration else {
-            throw DatabaseConfigurationError.missing(entry: entry, configurationEntry: "postgresConfiguration")
-        }
+        let configuration = try values.postgresConfiguration(for: entry)
         let client = try await values.service(PostgresClientKey.self)
         let readClient = try await values.service(PostgresReadClientKey.self)
         try await self.init(
@@ -173,6 +167,18 @@ public enum PostgresSessionKey: ScopedServiceKey {
     /// `true`: finishing waits only for the statement in flight, the commit or rollback and the
     /// connection's return, each under a deadline of its own, so the scope closes it inline.
     public static var closeBoundsItself: Bool { true }
+}
+
+extension ScopedValues {
+    /// The configuration the service `entry` is built from.
+    ///
+    /// - Throws: `DatabaseConfigurationError` naming `entry` when no `postgresConfiguration` is set.
+    fileprivate func postgresConfiguration(for entry: String) throws -> PostgresConfiguration {
+        guard let configuration = postgresConfiguration else {
+            throw DatabaseConfigurationError.missing(entry: entry, configurationEntry: "postgresConfiguration")
+        }
+        return configuration
+    }
 }
 
 // The keys of this module's entries, written by hand so that it builds without the `@Entry`
