@@ -12,7 +12,8 @@
 # seconds a row.
 #
 # Usage: bash Benchmarks/round-trips.sh      (DELAY_MS=0.5 CONNECTIONS=4 DURATION=10 SKIP_BUILD=1,
-#   ROWS=REGEX to run only the rows whose name matches)
+#   ROWS=REGEX to run only the rows whose name matches, EXAMPLE=PATH for another ExampleServer
+#   binary: an earlier commit's release build, for a change's before and after)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 delay=${DELAY_MS:-0.5}
@@ -48,10 +49,11 @@ round_trip=$("$pg_bin/pgbench" -h 127.0.0.1 -p "$proxy_port" -U postgres -n -c 1
 rm -f "$select_one"
 
 common=(DATABASE_KIND=postgres DATABASE_URL="$url" METRICS_ENABLED=false)
-env APP_ENV=development "${common[@]}" HTTP_PORT=18121 .build/release/ExampleServer >/dev/null 2>&1 &
+example=${EXAMPLE:-.build/release/ExampleServer}
+env APP_ENV=development "${common[@]}" HTTP_PORT=18121 "$example" >/dev/null 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18121/movies/1
-env APP_ENV=multitenant "${common[@]}" HTTP_PORT=18122 .build/release/ExampleServer >/dev/null 2>&1 &
+env APP_ENV=multitenant "${common[@]}" HTTP_PORT=18122 "$example" >/dev/null 2>&1 &
 pids+=($!)
 wait_for http://127.0.0.1:18122/health
 env "${common[@]}" HTTP_PORT=18123 .build/release/HandWiredCatalog >/dev/null 2>&1 &
