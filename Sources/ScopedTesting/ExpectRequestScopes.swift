@@ -14,7 +14,8 @@ public import Testing
 ///     let app = buildApplication(databasePath: "notes.sqlite", logger: Logger(label: "test"))
 ///     try await app.test(.router) { client in
 ///         try await expectRequestScopes {
-///             _ = try await client.execute(uri: "/notes", method: .get)
+///             let response = try await client.execute(uri: "/notes", method: .get)
+///             #expect(String(buffer: response.body) == "Buy milk")
 ///         }
 ///     }
 /// }

@@ -80,7 +80,8 @@ func repositoryFromAnEventLoop(_ eventLoop: any EventLoop) async throws -> any N
 }
 // ARTICLE-EVENT-LOOP-END
 
-// ARTICLE-REQUEST-SCOPES-BEGIN
+// Testing.md's and expectRequestScopes' doc comment's.
+// SNIPPET-BEGIN
 @Test(.scoped { $0.noteRepository = MemoryNoteRepository(stored: ["Buy milk"]) })
 func everyRequestRunsInARequestScope() async throws {
     let app = buildApplication(databasePath: "notes.sqlite", logger: Logger(label: "test"))
@@ -91,7 +92,7 @@ func everyRequestRunsInARequestScope() async throws {
         }
     }
 }
-// ARTICLE-REQUEST-SCOPES-END
+// SNIPPET-END
 
 /// `expectRequestScopes` fails a test whose application opens no request scope, though the
 /// handler still sees the test's mock (it runs in the test's own task).
@@ -195,8 +196,7 @@ struct ReadmeApplicationExampleTests {
         let begin = try #require(source.range(of: "// ARTICLE-APPLICATION-TEST-BEGIN\n"))
         let end = try #require(source.range(of: "// ARTICLE-APPLICATION-TEST-END"))
         #expect(testing.contains("```swift\n" + source[begin.upperBound..<end.lowerBound] + "```"))
-        let scopesBegin = try #require(source.range(of: "// ARTICLE-REQUEST-SCOPES-BEGIN\n"))
-        let scopesEnd = try #require(source.range(of: "// ARTICLE-REQUEST-SCOPES-END"))
-        #expect(testing.contains("```swift\n" + source[scopesBegin.upperBound..<scopesEnd.lowerBound] + "```"))
+        let requestScopes = try #require(try ArticleSnippets.marked().first { $0.contains("expectRequestScopes") })
+        #expect(testing.contains("```swift\n" + requestScopes + "\n```"))
     }
 }
