@@ -116,7 +116,8 @@ struct TenantRegistryTests {
             }
             // The profile's own value (`sqlite`, the database's repository, as at the root): beta is
             // served from its schema again, not taken down by a SQLite database it has not got.
-            #expect(try await sql("SELECT scoped_set_tenant_setting('beta', 'catalog.repository', '\"sqlite\"')") == "5")
+            let profileValue = "SELECT scoped_set_tenant_setting('beta', 'catalog.repository', '\"sqlite\"')"
+            #expect(try await sql(profileValue) == "5")
             for instance in instances {
                 #expect(
                     await eventually(within: .seconds(10)) {
