@@ -16,7 +16,7 @@ struct Measurement {
     let allocationsPerOp: Double
 }
 
-/// Measures workloads the way `shared/PERF.md` does: all in one process, interleaved, the median
+/// Measures workloads the way BENCHMARKS.md's method says: all in one process, interleaved, the median
 /// of `repetitions` runs of at least `minimumDuration` each, inside a task as a handler would run.
 struct Harness {
     var repetitions = 7
