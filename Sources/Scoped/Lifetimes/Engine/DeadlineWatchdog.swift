@@ -24,8 +24,9 @@ import Synchronization
 /// The registered deadlines own the timer: it is made with the first and cancelled once none
 /// has been registered for ``idleGrace`` (so a server between two requests keeps it, and a
 /// process whose roots and databases have all shut down has none); in between it only stops
-/// ticking. Nothing of the watchdog runs, and no Dispatch source of it exists, while no work
-/// has a deadline.
+/// ticking. Its timer (a Dispatch source) outlives the last deadline by ``idleGrace``, then
+/// nothing of the watchdog runs; its Dispatch queue, which holds no thread while idle, lives as
+/// long as the watchdog.
 public final class DeadlineWatchdog: @unchecked Sendable {
     // `@unchecked Sendable`: the Dispatch timer is made, scheduled and cancelled only with
     // `state` locked; the rest is immutable.
