@@ -246,3 +246,17 @@ extension HandedOffWork {
         }
     }
 }
+
+extension HandedOffWork {
+    /// Where work was handed off: the call of ``handOff(timeout:fileID:line:operation:)``, as a
+    /// ``ScopeObserver`` is told it when the work's scope opens.
+    public struct Site: Sendable, Hashable, CustomStringConvertible {
+        /// The file of the call, as `#fileID` names it (`"MyApp/Jobs.swift"`).
+        public let fileID: String
+        /// The line of the call.
+        public let line: Int
+
+        /// `"MyApp/Jobs.swift:12"`.
+        public var description: String { "\(fileID):\(line)" }
+    }
+}
