@@ -19,8 +19,10 @@ import Synchronization
 /// client (it is a swift-service-lifecycle `Service`). Only read sessions use its connections:
 /// nothing else changes their `search_path`, which is what makes remembering it exact.
 public final class PostgresReadClient: Service, Sendable {
-    /// The client read sessions lease their connections from. Not public: nothing but a read
-    /// session may use its connections, or their remembered `search_path` would not hold.
+    /// The client read sessions lease their connections from.
+    ///
+    /// Not public: nothing but a read session may use its connections, or their remembered
+    /// `search_path` would not hold.
     let client: PostgresClient
     /// The schema of each connection that is not on the default `search_path`, by ID.
     let schemas = ConnectionSchemas()
