@@ -1,5 +1,5 @@
 public import Logging
-public import PostgresNIO
+import PostgresNIO
 public import ServiceLifecycle
 import Synchronization
 

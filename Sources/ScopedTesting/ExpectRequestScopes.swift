@@ -1,4 +1,4 @@
-public import Scoped
+import Scoped
 public import Testing
 
 /// Runs `body` and records an issue unless the application it serves opened at least `minimum`
