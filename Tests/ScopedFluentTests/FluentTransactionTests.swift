@@ -40,6 +40,38 @@ struct FluentTransactionTests {
         }
     }
 
+    @Test func workHandedOffForAfterTheCommitSeesTheRequestsRowsAndAfterARollbackNone() async throws {
+        let seen = Mutex<[String]>([])
+        try await withFluentApp(routes: { app, _, _ in
+            app.post("todos", ":title") { request async throws -> HTTPStatus in
+                let title = try request.parameters.require("title")
+                try await Todo(title: title).save(on: request.db)
+                let database = request.db
+                // Each in a scope and a transaction of its own, once the request's has ended.
+                handOff(.afterCommit, timeout: .seconds(10)) {
+                    let titles = try await Todo.query(on: database).all().map(\.title)
+                    seen.withLock { $0.append("after the commit of \(title): \(titles)") }
+                }
+                handOff(.afterRollback, timeout: .seconds(10)) {
+                    let titles = try await Todo.query(on: database).all().map(\.title)
+                    seen.withLock { $0.append("after the rollback of \(title): \(titles)") }
+                }
+                if request.query[String.self, at: "fail"] != nil { throw Abort(.conflict, reason: "refused") }
+                return .created
+            }
+        }) { (app: FluentApp) async throws in
+            #expect(try await app.post("/todos/kept").status == .created)
+            _ = try await eventually { seen.withLock { $0.count } == 1 }
+            #expect(try await app.post("/todos/refused?fail=1").status == .conflict)
+            _ = try await eventually { seen.withLock { $0.count } == 2 }
+            #expect(
+                seen.withLock { $0 } == [
+                    "after the commit of kept: [\"kept\"]", "after the rollback of refused: [\"kept\"]",
+                ]
+            )
+        }
+    }
+
     @Test func aRequestThatThrowsRollsBackWhatItWroteAndKeepsItsStatus() async throws {
         try await withFluentApp(routes: { app, _, _ in
             app.post("todos", ":title") { request async throws -> HTTPStatus in

@@ -103,11 +103,13 @@ package struct MovieController: APIProtocol {
 
     /// Records a change once the request's own work is done.
     ///
-    /// The record is handed off, in a scope and a transaction of its own that see this
-    /// request's ID. A failure is logged; the change itself has committed.
+    /// The record is handed off to start once the request's transaction has committed, in a
+    /// scope and a transaction of its own that see this request's ID: it never records a change
+    /// that rolled back, and its transaction sees the change. A failure is logged; the change
+    /// itself has committed.
     private func recordAfterResponse(_ action: MovieChange.Action, movieID: Int) {
         let history = history
-        handOff(timeout: Self.historyTimeout) {
+        handOff(.afterCommit, timeout: Self.historyTimeout) {
             do {
                 try await history.record(action, movieID: movieID)
             } catch {

@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 /// Hands `operation` off to run after the current unit of work, in a scope of its own that
@@ -70,6 +71,77 @@ public func handOff(
     return HandedOffWork(.running(run))
 }
 
+/// Hands `operation` off to start only once the current scope has ended: after its commit with
+/// ``HandedOffWork/Start/afterCommit``, after its rollback with
+/// ``HandedOffWork/Start/afterRollback``.
+///
+/// Use it for work that must not run unless the request's write is there to see: the e-mail
+/// about an order, the job that reads the row, the webhook. ``handOff(timeout:fileID:line:operation:)``
+/// starts its work at once, beside the request's own commit; this one waits for the current
+/// scope (a request's, a job's, `withScope`'s) to close its services, and then decides:
+///
+/// - The scope *committed* when it ended with ``ScopeOutcome/success`` and every service it
+///   built closed without throwing: its session's transaction committed (on SQLite, PostgreSQL
+///   or Fluent alike), and for a scope with no database, its work succeeded. After-commit work
+///   then starts; after-rollback work does not.
+/// - Any other end is a *rollback*: the work threw or was cancelled, or a close threw (a
+///   commit that failed). After-rollback work then starts (a compensation, a log); after-commit
+///   work never does: its root counts it in ``ScopeRoot/handOffsNotStarted`` and logs a
+///   warning naming where it was handed off.
+///
+/// Otherwise it is `handOff`: the work runs in a child scope of its own, opened before this
+/// call returns, with the current scope's values (read as they are now); it counts as open on
+/// the root from now on, so ``ScopeRoot/shutdown()`` waits for it; its `timeout` counts from
+/// when it starts; it is cancelled past it.
+///
+/// ```swift
+/// let order = try await orders.place(cart)     // in the request's transaction
+/// handOff(.afterCommit, timeout: .seconds(10)) {
+///     try await mailer.sendConfirmation(of: order)  // only once the order is committed
+/// }
+/// ```
+///
+/// The work lives in the process: a crash between the commit and its end loses it. Work that
+/// must survive that belongs in a durable job queue, its job written in the request's own
+/// transaction (<doc:ScopesAndLifetimes#Work-that-must-survive-a-crash>).
+///
+/// - Parameters:
+///   - start: whether the work starts after the current scope's commit or after its rollback.
+///   - timeout: how long the work may run, once started, before it is cancelled.
+///   - fileID: where the work is handed off, for the log and a test's issue.
+///   - line: the line it is handed off on.
+///   - operation: the work.
+/// - Returns: the work, to await or cancel. Its ``HandedOffWork/value`` throws a
+///   ``HandedOffWork/NotStarted`` when the work never starts (the scope ended the other way,
+///   the work was cancelled first, the current scope was closing already, or there is no
+///   scope to wait for: in a root's own values), and ``ScopedError/outsideRoot(entry:)``
+///   outside every root.
+@discardableResult
+public func handOff(
+    _ start: HandedOffWork.Start,
+    timeout: Duration,
+    fileID: String = #fileID,
+    line: Int = #line,
+    operation: @escaping @Sendable () async throws -> Void
+) -> HandedOffWork {
+    let current = ScopedValues.current
+    let site = HandedOffWork.Site(fileID: fileID, line: line)
+    guard let owner = current.scope else { return HandedOffWork(.failed(ScopedError.outsideRoot(entry: nil))) }
+    // A root's or a tenant's own values end with no outcome of a unit of work to wait for.
+    guard owner.level == .scope else {
+        return HandedOffWork(.failed(HandedOffWork.NotStarted(site: site, reason: .noScope)))
+    }
+    let scope = Scope(childOf: current, in: owner, handedOffAt: site) { _ in }
+    let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation, waitingFor: start, at: site)
+    guard owner.startAtEnd(run) else {
+        // The current scope is closing: whether it commits is being decided without this work.
+        // (A rare race, so a task may carry the close: this call cannot wait.)
+        Task { await run.skip(.scopeEnded) }
+        return HandedOffWork(.running(run))
+    }
+    return HandedOffWork(.running(run))
+}
+
 /// Work handed off with ``handOff(timeout:fileID:line:operation:)``: await its ``value`` to
 /// learn how it ended, or ``cancel()`` it.
 public struct HandedOffWork: Sendable {
@@ -120,7 +192,7 @@ extension HandedOffWork {
     ///
     /// The work's task and the deadline capture only this object, so neither allocates a
     /// context of its own.
-    fileprivate final class Run: Sendable {
+    final class Run: Sendable {
         private struct State {
             var deadline: DeadlineWatchdog.Deadline?
             var task: Task<Void, Never>?
@@ -135,12 +207,57 @@ extension HandedOffWork {
         private let scope: Scope
         private let timeout: Duration
         private let operation: @Sendable () async throws -> Void
+        /// For work that waits for its scope's end: which end starts it, and where it was
+        /// handed off; `nil` for work that starts at once.
+        let waitsFor: (start: Start, site: Site)?
         private let state = Mutex(State())
 
-        init(scope: Scope, timeout: Duration, operation: @escaping @Sendable () async throws -> Void) {
+        init(
+            scope: Scope,
+            timeout: Duration,
+            operation: @escaping @Sendable () async throws -> Void,
+            waitingFor start: Start? = nil,
+            at site: Site? = nil
+        ) {
             self.scope = scope
             self.timeout = timeout
             self.operation = operation
+            if let start, let site { waitsFor = (start, site) } else { waitsFor = nil }
+        }
+
+        /// Starts the work waiting for its scope's end, or ends it unstarted: the scope it waited
+        /// for ended, `committed` or not.
+        ///
+        /// Work cancelled while it waited never starts.
+        nonisolated(nonsending) func scopeEnded(committed: Bool, outcome: ScopeOutcome) async {
+            guard let waitsFor else { return }
+            let (condition, site) = waitsFor
+            if state.withLock({ $0.isCancelled }) { return await skip(.cancelled) }
+            switch (condition, committed) {
+            case (.afterCommit, true), (.afterRollback, false):
+                start()
+            case (.afterCommit, false):
+                Logger.current.warning(
+                    "Work handed off at \(site) to run after its scope's commit did not start: the scope ended with \(outcome) and did not commit",
+                    metadata: ["handoff.site": "\(site)", "scope.outcome": "\(outcome)"]
+                )
+                scope.context.root.rootContext?.countNotStartedHandOff()
+                await skip(.rolledBack)
+            case (.afterRollback, true):
+                await skip(.committed)
+            }
+        }
+
+        /// Ends the work without running it: its scope closes as cancelled, having built
+        /// nothing (so without suspending), and its value throws why.
+        nonisolated(nonsending) func skip(_ reason: NotStarted.Reason) async {
+            let claimed = state.withLock { state in
+                defer { state.isClaimed = true }
+                return !state.isClaimed
+            }
+            guard claimed, let site = waitsFor?.site else { return }
+            try? await scope.close(.cancelled)
+            finish(.failure(NotStarted(site: site, reason: reason)))
         }
 
         /// Registers the deadline, then starts the work's task.
@@ -243,6 +360,55 @@ extension HandedOffWork {
                 }
                 if let result { continuation.resume(with: result) }
             }
+        }
+    }
+}
+
+extension HandedOffWork {
+    /// Which end of the current scope starts work handed off with
+    /// ``handOff(_:timeout:fileID:line:operation:)``.
+    public enum Start: Sendable, Hashable {
+        /// Once the scope ended with ``ScopeOutcome/success`` and every service it built closed
+        /// without throwing: its transaction committed.
+        case afterCommit
+        /// Once the scope ended any other way: its work threw or was cancelled, or a service's
+        /// close threw (a commit that failed).
+        case afterRollback
+    }
+
+    /// Why work handed off to start at its scope's end never started: what its
+    /// ``HandedOffWork/value`` throws.
+    public struct NotStarted: Error, Sendable, Hashable, CustomStringConvertible {
+        /// Why the work did not start.
+        public enum Reason: Sendable, Hashable {
+            /// After-rollback work, and the scope committed.
+            case committed
+            /// After-commit work, and the scope did not commit.
+            case rolledBack
+            /// Cancelled with ``HandedOffWork/cancel()`` before its scope ended.
+            case cancelled
+            /// Handed off while its scope was closing already.
+            case scopeEnded
+            /// Handed off in a root's or a tenant's own values: no scope to wait for.
+            case noScope
+        }
+
+        /// Where the work was handed off.
+        public let site: Site
+        /// Why it did not start.
+        public let reason: Reason
+
+        /// `"work handed off at MyApp/Orders.swift:12 did not start: its scope did not commit"`.
+        public var description: String {
+            let why: String
+            switch reason {
+            case .committed: why = "its scope committed, and it was to run after a rollback"
+            case .rolledBack: why = "its scope did not commit"
+            case .cancelled: why = "it was cancelled first"
+            case .scopeEnded: why = "its scope was closing already"
+            case .noScope: why = "it was handed off outside every scope of a root, with no scope to wait for"
+            }
+            return "work handed off at \(site) did not start: \(why)"
         }
     }
 }

@@ -197,4 +197,10 @@ public final class ScopeRoot: Sendable {
 
     /// The number of scopes opened on this root that have not closed yet.
     public var openScopeCount: Int { rootContext.openScopes.count }
+
+    /// How much work handed off in this root's scopes with
+    /// ``handOff(_:timeout:fileID:line:operation:)`` to start after its scope's commit never
+    /// started, because the scope did not commit; each is also logged with where it was handed
+    /// off.
+    public var handOffsNotStarted: Int { rootContext.notStartedHandOffCount }
 }

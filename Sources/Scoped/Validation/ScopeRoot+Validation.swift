@@ -69,7 +69,10 @@ extension ScopeRoot {
                 record(ScopeValidationError.Problem(entry: service.name, error: error))
             }
         }
-        for failure in await scope.close(.cancelled, with: scopeValues.node) ?? [] {
+        let closed = await scope.close(.cancelled, with: scopeValues.node)
+        // Work a validated build handed off for after the scope ends: the scope did not commit.
+        await closed?.startWorkAtEnd(outcome: .cancelled)
+        for failure in closed?.failures ?? [] {
             record(
                 ScopeValidationError.Problem(
                     kind: .closeFailed,

@@ -31,6 +31,9 @@ final class RootContext: Sendable {
     let published: [PublishedService]
     /// The scopes opened on the root and not yet closed.
     let openScopes = OpenScopes()
+    /// How much work handed off to start after its scope's commit never started, because the
+    /// scope did not commit.
+    private let notStartedHandOffs = Atomic<Int>(0)
     /// Taken only inside the lock of the root's ``ServiceOwner`` (never the other way round),
     /// so that a service's build, adoption or close and the watchers and carry-over sets that
     /// concern it change together.
@@ -39,6 +42,14 @@ final class RootContext: Sendable {
     init(registry: ScopeRegistry) {
         self.published = registry.services.filter { $0.lifetime == .app }.map { PublishedService(id: $0.id) }
     }
+
+    /// Counts work handed off for after its scope's commit that did not start.
+    func countNotStartedHandOff() {
+        notStartedHandOffs.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// How much work handed off for after its scope's commit did not start.
+    var notStartedHandOffCount: Int { notStartedHandOffs.load(ordering: .relaxed) }
 
     /// The built app service `link` names, once published.
     func published(_ link: ConstructionChain.Link) -> AnyValueBox? {

@@ -14,9 +14,10 @@ extension ServiceOwner {
     nonisolated(nonsending) func close(
         _ outcome: ScopeOutcome,
         with node: ScopeNode
-    ) async -> [ScopeCloseError.Failure]? {
-        guard let built = takeBuiltServices() else { return nil }
-        if built.isEmpty { return [] }
+    ) async -> Closed? {
+        guard let taken = takeBuiltServices() else { return nil }
+        let (built, workAtEnd) = taken
+        if built.isEmpty { return Closed(failures: [], workAtEnd: workAtEnd) }
         let failures = await close(built, in: node, outcome: outcome)
         // Only a root is watched; a request's scope skips the lock.
         if let root = rootContext, case let watchers = root.state.withLock({ $0.closeWatchers }),
@@ -28,7 +29,34 @@ extension ServiceOwner {
                 for watcher in watchers { watcher(value) }
             }
         }
-        return failures
+        return Closed(failures: failures, workAtEnd: workAtEnd)
+    }
+
+    /// What closing a scope left to do: the closes that threw, and the work waiting for the
+    /// scope's end.
+    struct Closed {
+        let failures: [ScopeCloseError.Failure]
+        let workAtEnd: [HandedOffWork.Run]
+
+        /// Starts or ends unstarted the work that waited for the scope's end: it ended with
+        /// `outcome`, and committed when that is success and no close threw.
+        nonisolated(nonsending) func startWorkAtEnd(outcome: ScopeOutcome) async {
+            guard !workAtEnd.isEmpty else { return }
+            let committed = outcome.isSuccess && failures.isEmpty
+            for work in workAtEnd { await work.scopeEnded(committed: committed, outcome: outcome) }
+        }
+    }
+
+    /// Keeps `work` to start, or end unstarted, once this scope has ended.
+    ///
+    /// - Returns: `false` when the scope is closing already: whether it commits is decided
+    ///   without the work.
+    func startAtEnd(_ work: HandedOffWork.Run) -> Bool {
+        state.withLock { state in
+            guard !isClosed.load(ordering: .relaxed) else { return false }
+            state.workAtEnd.append(work)
+            return true
+        }
     }
 
     /// Marks the scope closed and takes the services it built out of its state.
@@ -39,11 +67,13 @@ extension ServiceOwner {
     ///
     /// The owner's closed state is the scope's one: set here, once, under the state's lock, it
     /// is what `Scope.isClosed` reads and what makes a second close return at once.
-    private func takeBuiltServices() -> SmallList<Entry>? {
-        state.withLock { state -> SmallList<Entry>? in
+    private func takeBuiltServices() -> (SmallList<Entry>, [HandedOffWork.Run])? {
+        state.withLock { state -> (SmallList<Entry>, [HandedOffWork.Run])? in
             guard !isClosed.load(ordering: .relaxed) else { return nil }
             isClosed.store(true, ordering: .releasing)
-            guard state.builtCount > 0 else { return SmallList() }
+            var workAtEnd: [HandedOffWork.Run] = []
+            if !state.workAtEnd.isEmpty { swap(&workAtEnd, &state.workAtEnd) }
+            guard state.builtCount > 0 else { return (SmallList(), workAtEnd) }
             var entries = SmallList<Entry>()
             swap(&entries, &state.entries)
             // Constructions still in flight stay: their builders wake their waiters when they
@@ -60,7 +90,7 @@ extension ServiceOwner {
             {
                 entries = SmallList(entries.filter { !notClosed.contains($0.id) })
             }
-            return entries
+            return (entries, workAtEnd)
         }
     }
 
@@ -88,7 +118,8 @@ extension ServiceOwner {
     /// its scopes have ended, and gives the closes that threw to the root's close-error handler:
     /// what a root's shutdown and a tenant's close end with, which nothing can throw to.
     nonisolated(nonsending) func closeReportingFailures(with node: ScopeNode) async {
-        let failures = await close(.success, with: node) ?? []
+        // A root's and a tenant's own values keep no work for their end (`handOff` refuses it).
+        let failures = await close(.success, with: node)?.failures ?? []
         if !failures.isEmpty {
             registry.onCloseError(ScopeCloseError(failures: failures, outcome: .success))
         }
@@ -106,11 +137,14 @@ extension ServiceOwner {
     @usableFromInline
     nonisolated(nonsending) func end(_ outcome: ScopeOutcome, with node: ScopeNode) async throws(ScopeCloseError) {
         // The first close of the scope ends it; any other returns here.
-        guard let failures = await close(outcome, with: node) else { return }
+        guard let closed = await close(outcome, with: node) else { return }
         if registry.observers.observeScopes {
             registry.observers.scopeEnded(ScopedValues(node: node), outcome: outcome)
         }
         countClosed()
+        // Counted open on the root since they were handed off, so the root cannot drain between.
+        if !closed.workAtEnd.isEmpty { await closed.startWorkAtEnd(outcome: outcome) }
+        let failures = closed.failures
         guard !failures.isEmpty else { return }
         let error = ScopeCloseError(failures: failures, outcome: outcome)
         guard outcome.isSuccess else { return registry.onCloseError(error) }

@@ -45,6 +45,9 @@ final class ServiceOwner: Sendable {
         var builtCount = 0
         /// The last waiter ID handed out.
         var lastWaiterID = 0
+        /// Work handed off to start once this scope has ended, told how it ended; empty (no
+        /// allocation) unless `handOff(_:timeout:operation:)` was called in the scope.
+        var workAtEnd: [HandedOffWork.Run] = []
         func index(of id: ObjectIdentifier) -> Int? {
             entries.firstIndex { $0.id == id }
         }
