@@ -75,12 +75,44 @@ struct ScopesAndLifetimesArticle {
     ) async throws -> Response {
         // SNIPPET-BEGIN
         let movie = try await movies.create(input)
-        handOff(timeout: .seconds(10)) {
+        handOff(.afterCommit, timeout: .seconds(10)) {
             try await history.record(.created, movieID: movie.id)  // its own transaction
         }
         return try JSONResponse.make(movie, status: .created)
         // SNIPPET-END
     }
+
+    /// A job of the article's durable queue: a row of `jobs`.
+    struct Job: Decodable, Sendable {
+        let id: Int
+        let movieID: Int
+    }
+
+    func createQueuingItsIndexing(_ input: MovieInput, movies: SQLiteMovieRepository) async throws -> Movie {
+        // SNIPPET-BEGIN
+        let movie = try await movies.create(input)
+        // The job is a row on the request's own session: it commits or rolls back with the movie.
+        _ = try await ScopedValues.current.sqliteSession.execute(
+            "INSERT INTO jobs (kind, movie_id) VALUES ('index', \(movie.id))"
+        )
+        // SNIPPET-END
+        return movie
+    }
+
+    // SNIPPET-BEGIN
+    /// Runs the oldest job, if any, in a scope and a transaction of its own: the job's row is
+    /// deleted in the transaction that did its work, so a crash before the commit runs it again.
+    func runNextJob(on root: ScopeRoot, index: (Int) async throws -> Void) async throws -> Bool {
+        try await root.withScope({ $0.transactionMode = .readWrite }) {
+            let session = try await ScopedValues.current.sqliteSession
+            let next = "SELECT id, movie_id AS movieID FROM jobs ORDER BY id LIMIT 1"
+            guard let job = try await session.query(SQL(stringLiteral: next), as: Job.self).first else { return false }
+            try await index(job.movieID)
+            _ = try await session.execute("DELETE FROM jobs WHERE id = \(job.id)")
+            return true
+        }
+    }
+    // SNIPPET-END
 
     func rate(_ message: WebSocketMessage) async throws -> String { "rated" }
     func reply(to result: Result<String, any Error>) -> String { (try? result.get()) ?? "failed" }
@@ -230,6 +262,36 @@ struct ScopesAndLifetimesArticleTests {
         try await reopened.shutdown()
     }
 
+    @Test func aQueuedJobCommitsWithItsRequestAndRunsUntilItSucceeds() async throws {
+        let root = makeRoot()
+        try await root.withScope({ $0.transactionMode = .readWrite }) {
+            _ = try await ScopedValues.current.sqliteSession.execute(
+                "CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, movie_id INTEGER NOT NULL)"
+            )
+        }
+        let input = MovieInput(title: "Up", year: 2009, director: "Pete Docter")
+        // A request that fails after queuing its job: the job rolls back with the movie.
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await root.withScope({ $0.transactionMode = .readWrite }) {
+                _ = try await article.createQueuingItsIndexing(input, movies: SQLiteMovieRepository())
+                throw Refused()
+            }
+        }
+        let movie = try await root.withScope({ $0.transactionMode = .readWrite }) {
+            try await article.createQueuingItsIndexing(input, movies: SQLiteMovieRepository())
+        }
+        // The first attempt fails: its job stays for the next; the second succeeds and removes it.
+        let indexed = Recorder<Int>()
+        await #expect(throws: Refused.self) {
+            _ = try await article.runNextJob(on: root) { _ in throw Refused() }
+        }
+        #expect(try await article.runNextJob(on: root) { indexed.record($0) })
+        #expect(try await article.runNextJob(on: root) { indexed.record($0) } == false)
+        #expect(indexed.all == [movie.id])
+        try await root.shutdown()
+    }
+
     @Test func theJobPrunesInItsOwnScope() async throws {
         let root = makeRoot()
         let history = SQLiteMovieHistory()
@@ -272,7 +334,7 @@ struct ScopesAndLifetimesArticleTests {
     @Test func scopesAndLifetimesArticleShowsTheseSnippets() throws {
         let article = try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/ScopesAndLifetimes.md")
         let snippets = try ArticleSnippets.marked()
-        #expect(snippets.count == 8)
+        #expect(snippets.count == 10)
         for snippet in snippets { #expect(article.contains(snippet), "\(snippet)") }
 
         // The command-line snippet is the example server's own command.

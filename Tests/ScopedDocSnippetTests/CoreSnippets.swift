@@ -334,6 +334,26 @@ func handingWorkOff(router: StandInRouter, ratings: Ratings, catalogEvents: Cata
     // SNIPPET-END
 }
 
+struct Cart: Sendable {}
+struct Order: Sendable {}
+
+struct Orders: Sendable {
+    func place(_ cart: Cart) async throws -> Order { Order() }
+}
+
+struct OrderMailer: Sendable {
+    func sendConfirmation(of order: Order) async throws {}
+}
+
+func handingWorkOffAfterTheCommit(orders: Orders, mailer: OrderMailer, cart: Cart) async throws {
+    // SNIPPET-BEGIN
+    let order = try await orders.place(cart)  // in the request's transaction
+    handOff(.afterCommit, timeout: .seconds(10)) {
+        try await mailer.sendConfirmation(of: order)  // only once the order is committed
+    }
+    // SNIPPET-END
+}
+
 func joiningAnOuterScope(root: ScopeRoot, next: (String) async throws -> String, request: String) async throws -> String
 {
     // SNIPPET-BEGIN

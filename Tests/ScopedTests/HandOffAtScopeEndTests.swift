@@ -87,6 +87,37 @@ struct HandOffAtScopeEndTests {
         #expect(root.handOffsNotStarted == 1)
     }
 
+    @Test func workThatThrowsAfterTheCommitIsLoggedWithItsSiteAndCountedAndTheScopeStillSucceeds() async throws {
+        let (root, probe) = makeRoot()
+        let logs = LogCapture()
+        struct Unreachable: Error {}
+        let (answer, work) = try await withLogger(logs.logger(label: "request")) { _ in
+            try await root.withScope {
+                _ = try await ScopedValues.current.service(SessionKey.self)
+                let work = handOff(.afterCommit, timeout: .seconds(30)) {
+                    _ = try await ScopedValues.current.service(SessionKey.self)
+                    throw Unreachable()
+                }
+                return ("answered", work)
+            }
+        }
+        #expect(answer == "answered")  // the scope returned and committed
+        await #expect(throws: Unreachable.self) { try await work.value }
+        #expect(root.handOffsFailed == 1)
+        #expect(root.handOffsNotStarted == 0)
+        #expect(
+            probe.events == [
+                "build \(SessionKey.name)", "close \(SessionKey.name) success",
+                "build \(SessionKey.name)", "close \(SessionKey.name) failure",
+            ]
+        )
+        let warning = try #require(logs.lines.first { $0.level == .warning })
+        #expect(warning.message.contains("failed: Unreachable()"))
+        #expect(
+            warning.metadata["handoff.site"]?.description.hasPrefix("ScopedTests/HandOffAtScopeEndTests.swift:") == true
+        )
+    }
+
     @Test func aScopeThatCommitsEndsItsAfterRollbackWorkUnstartedAndUncounted() async throws {
         let (root, _) = makeRoot()
         let ran = Recorder<String>()

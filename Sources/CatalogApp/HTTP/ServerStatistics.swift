@@ -21,6 +21,17 @@ struct ServerStatistics: Codable, Equatable {
     var settings: SettingsStatus? = nil
     /// With `tenants.fromDatabase`: the tenant registry's version, and how it was read.
     var tenantRegistry: TenantRegistryStatus? = nil
+    /// Work the current root's requests handed off (the history records) that never started
+    /// or failed.
+    var handOffs = HandOffCounts()
+
+    /// What `ScopeRoot.handOffsNotStarted` and `handOffsFailed` say of the current root.
+    struct HandOffCounts: Codable, Equatable {
+        /// After-commit work whose request did not commit.
+        var notStarted = 0
+        /// Work that threw or ran past its timeout.
+        var failed = 0
+    }
 
     static func read(
         root: ReloadableScopeRoot,
@@ -38,7 +49,8 @@ struct ServerStatistics: Codable, Equatable {
             reloads: reloads,
             tenants: tenancy ? current.tenantStatistics : nil,
             settings: settings,
-            tenantRegistry: tenantRegistry
+            tenantRegistry: tenantRegistry,
+            handOffs: HandOffCounts(notStarted: current.handOffsNotStarted, failed: current.handOffsFailed)
         )
     }
 }

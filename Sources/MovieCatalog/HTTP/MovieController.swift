@@ -1,5 +1,4 @@
 package import Hummingbird
-import Logging
 import OpenAPIHummingbird
 package import OpenAPIRuntime
 import Scoped
@@ -105,17 +104,13 @@ package struct MovieController: APIProtocol {
     ///
     /// The record is handed off to start once the request's transaction has committed, in a
     /// scope and a transaction of its own that see this request's ID: it never records a change
-    /// that rolled back, and its transaction sees the change. A failure is logged; the change
-    /// itself has committed.
+    /// that rolled back, and its transaction sees the change. A failure is logged and counted
+    /// (`ScopeRoot.handOffsFailed`); the change itself has committed.
     private func recordAfterResponse(_ action: MovieChange.Action, movieID: Int) {
         let history = history
+        // A record that fails is logged by Scoped, with this line and the request's ID.
         handOff(.afterCommit, timeout: Self.historyTimeout) {
-            do {
-                try await history.record(action, movieID: movieID)
-            } catch {
-                Logger.current.warning("Could not record that movie \(movieID) was \(action.rawValue): \(error)")
-                throw error
-            }
+            try await history.record(action, movieID: movieID)
         }
     }
 }

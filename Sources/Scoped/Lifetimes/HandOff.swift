@@ -40,7 +40,9 @@ import Synchronization
 ///   - line: the line it is handed off on.
 ///   - operation: the work.
 /// - Returns: the work, to await or cancel. Awaiting its ``HandedOffWork/value`` is optional:
-///   what the work throws ends there, and in the outcome its scope's services are told. Outside
+///   what the work throws ends there, and in the outcome its scope's services are told; it is
+///   also logged, as a warning on `Logger.current` naming the site, and counted in
+///   ``ScopeRoot/handOffsFailed``, so that work nobody awaits does not fail unseen. Outside
 ///   every application root the work does not run, and its value throws
 ///   ``ScopedError/outsideRoot(entry:)``.
 @discardableResult
@@ -53,20 +55,15 @@ public func handOff(
     // Opened and counted now, before the current scope can close and before a shutdown can
     // find the root drained.
     let current = ScopedValues.current
+    let site = HandedOffWork.Site(fileID: fileID, line: line)
     let scope: Scope
     do {
-        scope = Scope(
-            childOf: current,
-            in: try current.parentScope(),
-            handedOffAt: HandedOffWork.Site(fileID: fileID, line: line)
-        ) {
-            _ in
-        }
+        scope = Scope(childOf: current, in: try current.parentScope(), handedOffAt: site) { _ in }
     } catch {
         // Outside every root: nothing to run the work in, and nothing would wait for it.
         return HandedOffWork(.failed(error))
     }
-    let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation)
+    let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation, at: site)
     run.start()
     return HandedOffWork(.running(run))
 }
@@ -95,7 +92,7 @@ public func handOff(
 /// when it starts; it is cancelled past it.
 ///
 /// ```swift
-/// let order = try await orders.place(cart)     // in the request's transaction
+/// let order = try await orders.place(cart)  // in the request's transaction
 /// handOff(.afterCommit, timeout: .seconds(10)) {
 ///     try await mailer.sendConfirmation(of: order)  // only once the order is committed
 /// }
@@ -132,7 +129,7 @@ public func handOff(
         return HandedOffWork(.failed(HandedOffWork.NotStarted(site: site, reason: .noScope)))
     }
     let scope = Scope(childOf: current, in: owner, handedOffAt: site) { _ in }
-    let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation, waitingFor: start, at: site)
+    let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation, at: site, waitingFor: start)
     guard owner.startAtEnd(run) else {
         // The current scope is closing: whether it commits is being decided without this work.
         // (A rare race, so a task may carry the close: this call cannot wait.)
@@ -207,22 +204,25 @@ extension HandedOffWork {
         private let scope: Scope
         private let timeout: Duration
         private let operation: @Sendable () async throws -> Void
-        /// For work that waits for its scope's end: which end starts it, and where it was
-        /// handed off; `nil` for work that starts at once.
-        let waitsFor: (start: Start, site: Site)?
+        /// Where the work was handed off.
+        private let site: Site
+        /// For work that waits for its scope's end: which end starts it; `nil` for work that
+        /// starts at once.
+        private let condition: Start?
         private let state = Mutex(State())
 
         init(
             scope: Scope,
             timeout: Duration,
             operation: @escaping @Sendable () async throws -> Void,
-            waitingFor start: Start? = nil,
-            at site: Site? = nil
+            at site: Site,
+            waitingFor start: Start? = nil
         ) {
             self.scope = scope
             self.timeout = timeout
             self.operation = operation
-            if let start, let site { waitsFor = (start, site) } else { waitsFor = nil }
+            self.site = site
+            condition = start
         }
 
         /// Starts the work waiting for its scope's end, or ends it unstarted: the scope it waited
@@ -230,8 +230,7 @@ extension HandedOffWork {
         ///
         /// Work cancelled while it waited never starts.
         nonisolated(nonsending) func scopeEnded(committed: Bool, outcome: ScopeOutcome) async {
-            guard let waitsFor else { return }
-            let (condition, site) = waitsFor
+            guard let condition else { return }
             if state.withLock({ $0.isCancelled }) { return await skip(.cancelled) }
             switch (condition, committed) {
             case (.afterCommit, true), (.afterRollback, false):
@@ -255,7 +254,7 @@ extension HandedOffWork {
                 defer { state.isClaimed = true }
                 return !state.isClaimed
             }
-            guard claimed, let site = waitsFor?.site else { return }
+            guard claimed else { return }
             try? await scope.close(.cancelled)
             finish(.failure(NotStarted(site: site, reason: reason)))
         }
@@ -301,11 +300,11 @@ extension HandedOffWork {
                     try await scope.close(.success)
                     finish(.success(()))
                 } catch {
-                    finish(.failure(error))
+                    fail(with: error)
                 }
             case .failure(let error):
                 try? await scope.close(ScopeOutcome(endingWith: error))
-                finish(.failure(error))
+                fail(with: error)
             }
         }
 
@@ -323,8 +322,20 @@ extension HandedOffWork {
             task?.cancel()
             Task { [self] in
                 try? await scope.close(.cancelled)
-                finish(.failure(ScopedError.timedOut(after: timeout)))
+                fail(with: ScopedError.timedOut(after: timeout))
             }
+        }
+
+        /// Ends the work with `error`, after logging it with its site and counting it on the
+        /// root: work handed off is not awaited by its request, so its failure is said here.
+        @inline(never)
+        private func fail(with error: any Error) {
+            Logger.current.warning(
+                "Work handed off at \(site) failed: \(error)",
+                metadata: ["handoff.site": "\(site)", "error.type": "\(String(reflecting: type(of: error)))"]
+            )
+            scope.context.root.rootContext?.countFailedHandOff()
+            finish(.failure(error))
         }
 
         /// Cancels the work.

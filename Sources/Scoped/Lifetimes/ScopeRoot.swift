@@ -203,4 +203,9 @@ public final class ScopeRoot: Sendable {
     /// started, because the scope did not commit; each is also logged with where it was handed
     /// off.
     public var handOffsNotStarted: Int { rootContext.notStartedHandOffCount }
+
+    /// How much work handed off in this root's scopes failed: threw, ran past its timeout, or
+    /// ended with a service that failed to close; each is also logged, as a warning on
+    /// `Logger.current`, with where it was handed off.
+    public var handOffsFailed: Int { rootContext.failedHandOffCount }
 }

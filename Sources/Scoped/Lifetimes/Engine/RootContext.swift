@@ -34,6 +34,8 @@ final class RootContext: Sendable {
     /// How much work handed off to start after its scope's commit never started, because the
     /// scope did not commit.
     private let notStartedHandOffs = Atomic<Int>(0)
+    /// How much work handed off threw, timed out, or failed to close its scope.
+    private let failedHandOffs = Atomic<Int>(0)
     /// Taken only inside the lock of the root's ``ServiceOwner`` (never the other way round),
     /// so that a service's build, adoption or close and the watchers and carry-over sets that
     /// concern it change together.
@@ -50,6 +52,14 @@ final class RootContext: Sendable {
 
     /// How much work handed off for after its scope's commit did not start.
     var notStartedHandOffCount: Int { notStartedHandOffs.load(ordering: .relaxed) }
+
+    /// Counts work handed off that failed.
+    func countFailedHandOff() {
+        failedHandOffs.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// How much work handed off failed.
+    var failedHandOffCount: Int { failedHandOffs.load(ordering: .relaxed) }
 
     /// The built app service `link` names, once published.
     func published(_ link: ConstructionChain.Link) -> AnyValueBox? {
