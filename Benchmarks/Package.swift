@@ -55,6 +55,16 @@ let package = Package(
                 .product(name: "ScopedTenants", package: "Scoped"),
             ]
         ),
+        // How long after its request's commit after-commit work starts, under load, on a real
+        // SQLite file (Benchmarks/after-commit-latency.sh).
+        .executableTarget(
+            name: "AfterCommitLatency",
+            dependencies: [
+                .product(name: "Scoped", package: "Scoped"),
+                .product(name: "ScopedDatabase", package: "Scoped"),
+                .product(name: "ScopedSQLite", package: "Scoped"),
+            ]
+        ),
         // The smallest server that answers `GET /movies/{id}`: no middleware, no scope.
         .executableTarget(
             name: "MinimalCatalog",

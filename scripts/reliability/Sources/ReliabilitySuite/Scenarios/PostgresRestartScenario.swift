@@ -6,6 +6,10 @@ import ScopedTestSupport
 /// immediately and stays down for 5 seconds (2 in short mode) before it starts again. Every
 /// request is answered, 201 or 503 `database_unavailable`; writes resume within 10 seconds of
 /// each return; no acknowledged write is lost; nothing stays leased; SIGTERM still exits 0.
+/// Each write's history record is handed off for after its commit: no record exists of a movie
+/// that is not stored (a request whose statement or commit the outage failed never starts its
+/// record), and every acknowledged movie without its record is counted as failed or not
+/// started work in `/debug/stats` (a record the outage caught), none lost unseen.
 enum PostgresRestartScenario {
     static func run(_ suite: SuiteOptions) throws -> ScenarioResult {
         let (cluster, store, server) = try PostgresFaults.start(suite, name: "pg-restart")
@@ -32,8 +36,42 @@ enum PostgresRestartScenario {
         let acknowledged = load.acknowledged.withLock { $0.count }
         result.check("acknowledged writes missing \(missing) of \(acknowledged.grouped)", target: "0", missing == 0)
         result.checkNothingHeld(by: server)
+        // Every record has started and ended once no scope is open: the counts are final.
+        _ = eventually(timeout: .seconds(15)) { (try? ServerStatistics.read(port: server.port))?.otherOpenScopes == 0 }
+        let handOffs = (try? ServerStatistics.read(port: server.port))?.handOffs
         result.checkStopsOnSIGTERM(server, within: .seconds(12))
+        try checkHistory(of: load, in: store, handOffs: handOffs, into: &result)
         return result
+    }
+
+    /// The history against the movies: no record of a movie that is not stored, and every
+    /// acknowledged movie without a record accounted for by a hand-off counted as failed.
+    private static func checkHistory(
+        of load: WriteLoad,
+        in store: Store,
+        handOffs: ServerStatistics.HandOffs?,
+        into result: inout ScenarioResult
+    ) throws {
+        guard let cluster = store.postgresServer, let database = store.postgresDatabase else { return }
+        let stored = Set(try store.movieTitles().keys)
+        let recorded =
+            try cluster.psqlBlocking("SELECT movie_id FROM movie_changes WHERE action = 'created'", database: database)
+            .split(separator: "\n").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let orphans = recorded.filter { !stored.contains($0) }.count
+        result.check(
+            "history records of movies that were never committed: \(orphans) of \(recorded.count.grouped)",
+            target: "0",
+            orphans == 0
+        )
+        let acknowledged = Set(load.acknowledged.withLock { $0.keys })
+        let unrecorded = acknowledged.subtracting(recorded).count
+        let counted = handOffs.map { $0.failed + $0.notStarted }
+        result.check(
+            "acknowledged movies without their record \(unrecorded); hand-offs counted failed or not started "
+                + "\(counted.map(String.init) ?? "not reported")",
+            target: "each one counted",
+            counted.map { unrecorded <= $0 } ?? false
+        )
     }
 }
 

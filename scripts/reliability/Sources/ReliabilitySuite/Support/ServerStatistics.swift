@@ -10,6 +10,12 @@ struct ServerStatistics: Decodable {
     var database: Database
     /// The current root's generation: 1 at start-up, one more for each applied reload.
     var generation: Int
+    /// Work the current root's requests handed off that never started or failed.
+    struct HandOffs: Decodable {
+        var notStarted: Int
+        var failed: Int
+    }
+    var handOffs: HandOffs?
 
     static func read(port: Int) throws -> ServerStatistics {
         let response = try HTTPConnection(port: port).perform(HTTPRequest("GET", "/debug/stats"))
