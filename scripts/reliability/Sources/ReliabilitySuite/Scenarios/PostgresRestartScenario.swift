@@ -66,9 +66,9 @@ enum PostgresRestartScenario {
         let acknowledged = Set(load.acknowledged.withLock { $0.keys })
         let unrecorded = acknowledged.subtracting(recorded).count
         let counted = handOffs.map { $0.failed + $0.notStarted }
+        let counts = handOffs.map { "\($0.notStarted) not started (no commit), \($0.failed) failed" } ?? "not reported"
         result.check(
-            "acknowledged movies without their record \(unrecorded); hand-offs counted failed or not started "
-                + "\(counted.map(String.init) ?? "not reported")",
+            "acknowledged movies without their record \(unrecorded); hand-offs counted: \(counts)",
             target: "each one counted",
             counted.map { unrecorded <= $0 } ?? false
         )
