@@ -80,6 +80,15 @@ package enum CatalogServer {
             }
             // The rule each request follows: the root's, so that a reload changes it.
             values.overrideRule = configuration.overrideRule
+            // What `/health` reports on: each part the configuration runs contributes its check.
+            // With tenants a request of no tenant has no database to check.
+            if configuration.tenants == nil { values.contribute(DatabaseHealthCheck(), to: \.healthChecks) }
+            if let provider = configuration.databaseSettings?.provider {
+                values.contribute(ListenerHealthCheck(name: "settings") { provider.status }, to: \.healthChecks)
+            }
+            if let registry = configuration.tenantRegistry?.registry {
+                values.contribute(ListenerHealthCheck(name: "tenantRegistry") { registry.status }, to: \.healthChecks)
+            }
             // The backend's variant of every entry that depends on it. `sqlite` is each entry's
             // default: selecting it explicitly would hide a test's mock.
             for entry in CatalogVariants.backendEntries + ["debugDatabase"] {
@@ -198,7 +207,8 @@ package enum CatalogServer {
             }
         )
         let routes = RouteRecorder(router: router, table: table)
-        routes.on(.get, "/health") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        // The checks the configured parts contributed; 200 while the process serves.
+        routes.on(.get, "/health") { _, _ in try JSONResponse.make(try await HealthReport.current()) }
         // Every profile: counts and durations, no secrets.
         routes.on(.get, "/metrics") { _, _ in
             Response(

@@ -38,6 +38,15 @@ struct DatabaseSettingsTests {
 
     @Test func threeInstancesServeEachCommittedChangeAndNoRequestFails() async throws {
         try await withInstances(3) { instances, sql in
+            // `/health` runs the checks the configured parts contributed: the database, and the
+            // settings listener, listening.
+            for instance in instances {
+                let health = try await instance.get("/health")
+                #expect(health.status == 200)
+                let report = try JSONDecoder().decode(HealthReport.self, from: Data(health.body.utf8))
+                #expect(report.status == "ok")
+                #expect(report.checks.map(\.name) == ["database", "settings"])
+            }
             let counts = SettingsLoadCounts()
             // 6 clients spread over the three instances, reading and writing all along (the
             // reliability suite runs 16, on its own); stopped by

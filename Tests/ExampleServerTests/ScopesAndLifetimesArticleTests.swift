@@ -114,6 +114,34 @@ struct ScopesAndLifetimesArticle {
     }
     // SNIPPET-END
 
+    /// A check of the article's own, beside the example's.
+    struct DiskSpaceCheck: HealthCheck {
+        var name: String { "disk" }
+        func check() async -> HealthReport.Check { .init(name: name, status: "ok", detail: "enough") }
+    }
+
+    func makeRootWithChecks(database: SQLiteConfiguration) -> ScopeRoot {
+        // SNIPPET-BEGIN
+        // Each part adds its check where the root is configured with it, knowing no other part.
+        let root = ScopeRoot(services: [SQLiteDatabaseKey.self]) {
+            $0.sqliteConfiguration = database
+            $0.contribute(DatabaseHealthCheck(), to: \.healthChecks)
+            $0.contribute(DiskSpaceCheck(), to: \.healthChecks)
+        }
+        // SNIPPET-END
+        return root
+    }
+
+    func runChecks() async throws -> [HealthReport.Check] {
+        // SNIPPET-BEGIN
+        var checks: [HealthReport.Check] = []
+        for check in try await ScopedValues.current.healthChecks.elements() {
+            checks.append(await check.check())
+        }
+        // SNIPPET-END
+        return checks
+    }
+
     func rate(_ message: WebSocketMessage) async throws -> String { "rated" }
     func reply(to result: Result<String, any Error>) -> String { (try? result.get()) ?? "failed" }
 
@@ -292,6 +320,21 @@ struct ScopesAndLifetimesArticleTests {
         try await root.shutdown()
     }
 
+    @Test func theContributedChecksRunInTheOrderContributedPlusAScopesOwn() async throws {
+        let root = article.makeRootWithChecks(database: database)
+        let (atRoot, inScope) = try await root.withScope {
+            let atRoot = try await article.runChecks()
+            let inScope = try await withScopedValues({
+                $0.contribute(ScopesAndLifetimesArticle.DiskSpaceCheck(), to: \.healthChecks)
+            }) { try await article.runChecks() }
+            return (atRoot, inScope)
+        }
+        #expect(atRoot.map(\.name) == ["database", "disk"])
+        #expect(atRoot.map(\.status) == ["ok", "ok"])
+        #expect(inScope.map(\.name) == ["database", "disk", "disk"])
+        try await root.shutdown()
+    }
+
     @Test func theJobPrunesInItsOwnScope() async throws {
         let root = makeRoot()
         let history = SQLiteMovieHistory()
@@ -334,7 +377,7 @@ struct ScopesAndLifetimesArticleTests {
     @Test func scopesAndLifetimesArticleShowsTheseSnippets() throws {
         let article = try ArticleSnippets.inArticle("Sources/Scoped/Scoped.docc/ScopesAndLifetimes.md")
         let snippets = try ArticleSnippets.marked()
-        #expect(snippets.count == 10)
+        #expect(snippets.count == 12)
         for snippet in snippets { #expect(article.contains(snippet), "\(snippet)") }
 
         // The command-line snippet is the example server's own command.

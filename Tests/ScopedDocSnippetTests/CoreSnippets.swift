@@ -376,6 +376,10 @@ struct ScopeMiddleware {
 // MARK: What runs without a server
 
 struct CoreSnippetTests {
+    @Test func theContributedChecksAreBothRead() async throws {
+        #expect(try await contributingHealthChecks() == 2)
+    }
+
     @Test func theOverrideAndTheDetachedTaskSeeTheRequestsValues() async {
         #expect(overridingForOneCall() == "© Request")
         let audit = AuditLog()
@@ -486,4 +490,30 @@ struct TenantEvictionSnippetTests {
         #expect(withoutTenancy.openScopeCount == 0)
         await withoutTenancy.shutdown()
     }
+}
+
+protocol HealthCheck: Sendable {}
+struct ProcessCheck: HealthCheck {}
+struct DatabaseCheck: HealthCheck {}
+
+enum DatabaseCheckKey: ScopedServiceKey {
+    static let lifetime = ScopedLifetime.app
+    static func makeValue() async throws -> DatabaseCheck { DatabaseCheck() }
+}
+
+// SNIPPET-BEGIN
+extension ScopedValues {
+    @Entry var healthChecks: Contributions<any HealthCheck> = Contributions()
+}
+// SNIPPET-END
+
+func contributingHealthChecks() async throws -> Int {
+    // SNIPPET-BEGIN
+    let root = ScopeRoot(services: [DatabaseCheckKey.self]) {
+        $0.contribute(ProcessCheck(), to: \.healthChecks)
+        $0.contribute(DatabaseCheckKey.self, to: \.healthChecks) { $0 }  // an app service
+    }
+    // SNIPPET-END
+    defer { Task { await root.shutdown() } }
+    return try await root.withScope { try await ScopedValues.current.healthChecks.elements().count }
 }

@@ -55,6 +55,8 @@ func withUnrelatedBindings(_ depth: Int, _ body: () -> Int) -> Int {
 extension ScopedValues {
     @Entry var benchRepository: any BenchRepository = LiveBenchRepository()
     @Entry var benchRequestID: String? = nil
+    @Entry var benchArray: [Int] = []
+    @Entry var benchContributions: Contributions<Int> = Contributions()
 }
 
 struct ScopedController: Sendable {
@@ -146,6 +148,16 @@ func coreWorkloads() -> [Workload] {
         },
         Workload(group: "read", name: "Scoped ScopedValues.current.entry read, no override") { n in
             loop(n) { ScopedValues.current.benchRepository.count() }
+        },
+        // A list of 3 set in the scope, as an array and as contributions: the entry read, its
+        // count taken (reading a contributed list costs what reading an array costs).
+        Workload(group: "read", name: "Scoped array entry of 3 read") { n in
+            withScopedValues({ $0.benchArray = [1, 2, 3] }) { loop(n) { ScopedValues.current.benchArray.count } }
+        },
+        Workload(group: "read", name: "Scoped Contributions entry of 3 read") { n in
+            withScopedValues({
+                for number in 1...3 { $0.contribute(number, to: \.benchContributions) }
+            }) { loop(n) { ScopedValues.current.benchContributions.contributions.count } }
         },
         Workload(group: "read", name: "Scoped @Scoped read inside an override") { n in
             withScopedValues({ $0.benchRepository = MockBenchRepository() }) { loop(n) { scoped.count() } }

@@ -154,6 +154,9 @@ class AnyValueBox: @unchecked Sendable {
     /// The type of the value the box holds, for diagnostics.
     var valueType: Any.Type { Never.self }
 
+    /// For a ``Contributions`` list, what was contributed and where, for diagnostics.
+    var contributionDescriptions: [String]? { nil }
+
     /// Closes the service this box holds, which `key` built, told `outcome`.
     ///
     /// A ``ServiceBox`` knows its key and closes its value directly; any other box asks `key` to
@@ -176,6 +179,11 @@ class ValueBox<Value: Sendable>: AnyValueBox, @unchecked Sendable {
 
     /// `Value`.
     override var valueType: Any.Type { Value.self }
+
+    /// The list's contributions, when `Value` is a ``Contributions`` list.
+    override var contributionDescriptions: [String]? {
+        (value as? any DescribedContributions)?.contributionDescriptions
+    }
 }
 
 /// The box of a service built with its key's `makeValue()`: what a scope closes it with is

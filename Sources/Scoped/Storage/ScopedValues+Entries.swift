@@ -17,6 +17,10 @@ extension ScopedValues {
         /// The depth of the scope that set it: 0 for the application root, 1 for a scope opened
         /// on it.
         public let depth: Int
+        /// For a ``Contributions`` list: each contribution, in order, with where it was made
+        /// (`"service databaseCheck from CatalogApp/Health.swift:12 at depth 0"`); `nil` for
+        /// any other entry.
+        public let contributions: [String]?
     }
 
     /// A service the application root registered with `ScopeRoot(services:)`, and whether the
@@ -57,7 +61,8 @@ extension ScopedValues {
                 valueType: String(reflecting: slot.box?.valueType ?? Never.self),
                 kind: info.kind,
                 lifetime: info.lifetime,
-                depth: info.depth
+                depth: info.depth,
+                contributions: slot.box?.contributionDescriptions
             )
         }
     }

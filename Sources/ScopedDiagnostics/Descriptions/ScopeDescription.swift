@@ -25,6 +25,10 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
         ///
         /// `nil` for values and objects.
         public let isBuilt: Bool?
+        /// For a `Contributions` list: each contribution, in order, with where it was made.
+        ///
+        /// `nil` for any other entry.
+        public var contributions: [String]? = nil
 
         /// A description for logs and error messages.
         public var description: String {
@@ -32,6 +36,7 @@ public struct ScopeDescription: Hashable, Sendable, Codable, CustomStringConvert
             var text = "\(name): \(valueType) [\(kindText)] from \(origin)"
             if let variant { text += " (variant \(variant))" }
             if let isBuilt { text += isBuilt ? " built" : " not built" }
+            for contribution in contributions ?? [] { text += "\n    + \(contribution)" }
             return text
         }
     }

@@ -27,7 +27,8 @@ extension ScopedValues {
                     lifetime: stored.lifetime,
                     origin: origin,
                     variant: variant,
-                    isBuilt: nil
+                    isBuilt: nil,
+                    contributions: stored.contributions
                 )
             )
         }
