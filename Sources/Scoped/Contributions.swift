@@ -88,14 +88,15 @@ extension ScopedValues {
         line: Int = #line
     ) {
         // Named for its dynamic type: `Element` may be an existential.
-        let contribution = Contributions<Element>.Contribution(
-            name: String(reflecting: type(of: element as Any)),
-            isService: false,
-            fileID: fileID,
-            line: line,
-            depth: depth,
-            element: { _ in element }
-        )
+        let contribution = Contributions<Element>
+            .Contribution(
+                name: String(reflecting: type(of: element as Any)),
+                isService: false,
+                fileID: fileID,
+                line: line,
+                depth: depth,
+                element: { _ in element }
+            )
         self[keyPath: list].append(contribution)
     }
 
