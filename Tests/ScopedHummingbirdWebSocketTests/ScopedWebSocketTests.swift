@@ -111,6 +111,52 @@ struct ScopedWebSocketTests {
         )
     }
 
+    @Test func workAMessageHandsOffForAfterItsCommitStartsOnceTheMessagesScopeHasClosed() async throws {
+        let events = Recorder<String>()
+        let root = ScopeRoot { $0.events = events }
+        let webSocketRouter = Router(context: BasicWebSocketRequestContext.self)
+        webSocketRouter.ws("/live", root: root) { inbound, outbound, _ in
+            try await outbound.write(.text("hello"))
+            try await inbound.forEachMessage(maxSize: 1024) { message in
+                _ = try await ScopedValues.current.service(MessageResourceKey.self)
+                guard case .text(let text) = message else { return "" }
+                handOff(.afterCommit, timeout: .seconds(10)) { events.record("after the commit of \(text)") }
+                handOff(.afterRollback, timeout: .seconds(10)) { events.record("after the rollback of \(text)") }
+                if text == "refuse" { throw MessageRefused() }
+                return text
+            } then: { _ in
+                try await outbound.write(.text("done"))
+            }
+        }
+        let application = Application(
+            router: Router(context: BasicWebSocketRequestContext.self),
+            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter)
+        )
+        try await application.test(.live) { client in
+            _ = try await client.ws("/live") { inbound, outbound, _ in
+                var iterator = inbound.messages(maxSize: 1024).makeAsyncIterator()
+                _ = try await iterator.next()
+                for message in ["first", "refuse"] {
+                    try await outbound.write(.text(message))
+                    _ = try await iterator.next()
+                }
+            }
+            #expect(await eventually { root.openScopeCount == 0 })
+        }
+        let all = events.all
+        let closes = all.indices.filter { all[$0].hasPrefix("close \(MessageResourceKey.name)") }
+        #expect(
+            closes.map { all[$0] } == [
+                "close \(MessageResourceKey.name) success", "close \(MessageResourceKey.name) failure",
+            ]
+        )
+        // Each piece of work started after its own message's scope had closed, the other never.
+        let afterCommit = try #require(all.firstIndex(of: "after the commit of first"))
+        let afterRollback = try #require(all.firstIndex(of: "after the rollback of refuse"))
+        #expect(afterCommit > closes[0] && afterRollback > closes[1])
+        #expect(!all.contains("after the rollback of first") && !all.contains("after the commit of refuse"))
+    }
+
     @Test func aMessageWhoseHandlerThrowsRollsBackOnlyItsOwnScopeAndTheConnectionStaysOpen() async throws {
         let events = Recorder<String>()
         let root = ScopeRoot { $0.events = events }

@@ -192,15 +192,16 @@ struct HandOffAtScopeEndTests {
 
     @Test func theTimeoutCountsFromTheWorksStartNotFromItsHandOff() async throws {
         let (root, _) = makeRoot()
+        // Counted from the hand-off, both deadlines would pass while the scope still runs.
+        let timeout = Duration.seconds(2)
         let (fast, slow) = try await root.withScope {
-            let fast = handOff(.afterCommit, timeout: .milliseconds(100)) {}
-            let slow = handOff(.afterCommit, timeout: .milliseconds(100)) { try await Task.sleep(for: .seconds(30)) }
-            // The scope outlives both timeouts before it commits.
-            try await Task.sleep(for: .milliseconds(300))
+            let fast = handOff(.afterCommit, timeout: timeout) {}
+            let slow = handOff(.afterCommit, timeout: timeout) { try await Task.sleep(for: .seconds(60)) }
+            try await Task.sleep(for: timeout + .milliseconds(500))
             return (fast, slow)
         }
         try await fast.value
-        await #expect(throws: ScopedError.timedOut(after: .milliseconds(100))) { try await slow.value }
+        await #expect(throws: ScopedError.timedOut(after: timeout)) { try await slow.value }
         #expect(root.openScopeCount == 0)
     }
 
