@@ -1,6 +1,18 @@
 // swift-tools-version:6.2
 import CompilerPluginSupport
+import Foundation
 import PackageDescription
+
+/// Whether this package is the one being built (`swift run ExampleServer`, `swift test` in its
+/// folder, `--package-path` to it) rather than another package's dependency.
+///
+/// SwiftPM evaluates every manifest of a build with the root package's folder as the current
+/// directory (a dependency's with its dependent's), and caches each evaluation under the
+/// environment it ran in, so the answer cannot leak from one build to the other.
+let isRootPackage: Bool = {
+    func resolved(_ path: String) -> String { URL(fileURLWithPath: path).resolvingSymlinksInPath().path }
+    return resolved(FileManager.default.currentDirectoryPath) == resolved(Context.packageDirectory)
+}()
 
 let package = Package(
     name: "Scoped",
@@ -75,8 +87,10 @@ let package = Package(
                 "PostgreSQL", "Vapor", "Fluent", "OpenAPI", "GRPC",
             ]
         ),
-        // This package's own build (`swift run ExampleServer`, `swift test`) needs everything.
-        .default(enabledTraits: ["Macros", "Instrumentation", "Example"]),
+        // A dependent that names no traits gets the core and `@Entry`, and resolves nothing an
+        // adapter or a database needs; this package's own build (`swift run ExampleServer`,
+        // `swift test`) needs everything.
+        .default(enabledTraits: isRootPackage ? ["Macros", "Instrumentation", "Example"] : ["Macros"]),
     ],
     dependencies: [
         // The widest range the macro compiles against, so an app that pins another macro package to

@@ -7,7 +7,8 @@ let package = Package(
     name: "ScopedBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "Scoped", path: "..", traits: [.defaults]),
+        // Every product's trait: as a dependency, the package's defaults are the core's only.
+        .package(name: "Scoped", path: "..", traits: ["Example"]),
         .package(url: "https://github.com/pointfreeco/swift-dependencies.git", exact: "1.17.1"),
         .package(url: "https://github.com/Swinject/Swinject.git", exact: "2.10.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
