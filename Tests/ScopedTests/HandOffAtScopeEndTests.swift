@@ -192,16 +192,24 @@ struct HandOffAtScopeEndTests {
 
     @Test func theTimeoutCountsFromTheWorksStartNotFromItsHandOff() async throws {
         let (root, _) = makeRoot()
-        // Counted from the hand-off, both deadlines would pass while the scope still runs.
-        let timeout = Duration.seconds(2)
-        let (fast, slow) = try await root.withScope {
-            let fast = handOff(.afterCommit, timeout: timeout) {}
-            let slow = handOff(.afterCommit, timeout: timeout) { try await Task.sleep(for: .seconds(60)) }
-            try await Task.sleep(for: timeout + .milliseconds(500))
-            return (fast, slow)
+        let clock = ContinuousClock()
+        let timeout = Duration.milliseconds(200)
+        let started = Recorder<ContinuousClock.Instant>()
+        let handedOffAt = clock.now
+        let slow = try await root.withScope {
+            let slow = handOff(.afterCommit, timeout: timeout) {
+                started.record(clock.now)
+                try await Task.sleep(for: .seconds(60))
+            }
+            // The scope outlives the timeout: counted from the hand-off, it would pass first.
+            try await Task.sleep(for: timeout * 3)
+            return slow
         }
-        try await fast.value
         await #expect(throws: ScopedError.timedOut(after: timeout)) { try await slow.value }
+        let ended = clock.now
+        let start = try #require(started.all.first)
+        #expect(start - handedOffAt >= timeout * 3)  // it started once the scope had committed
+        #expect(ended - start >= timeout)  // and had its whole timeout from then
         #expect(root.openScopeCount == 0)
     }
 
