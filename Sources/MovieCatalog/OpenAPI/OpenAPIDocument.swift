@@ -25,10 +25,10 @@ package enum OpenAPIDocument {
             "/health": {
               "get": {
                 "operationId": "health",
-                "summary": "Whether the server is up.",
+                "summary": "Whether the server is up, and the checks its configured parts contributed.",
                 "responses": {
                   "200": {
-                    "description": "The server is up.",
+                    "description": "The server is up: ok when every check is, degraded otherwise.",
                     "headers": {
                       "X-Request-ID": {
                         "$ref": "#/components/headers/RequestID"
@@ -39,11 +39,42 @@ package enum OpenAPIDocument {
                         "schema": {
                           "type": "object",
                           "required": [
-                            "status"
+                            "status",
+                            "checks"
                           ],
                           "properties": {
                             "status": {
-                              "const": "ok"
+                              "type": "string",
+                              "enum": [
+                                "ok",
+                                "degraded"
+                              ]
+                            },
+                            "checks": {
+                              "type": "array",
+                              "items": {
+                                "type": "object",
+                                "required": [
+                                  "name",
+                                  "status",
+                                  "detail"
+                                ],
+                                "properties": {
+                                  "name": {
+                                    "type": "string"
+                                  },
+                                  "status": {
+                                    "type": "string",
+                                    "enum": [
+                                      "ok",
+                                      "failing"
+                                    ]
+                                  },
+                                  "detail": {
+                                    "type": "string"
+                                  }
+                                }
+                              }
                             }
                           }
                         }
