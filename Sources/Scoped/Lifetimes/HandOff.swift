@@ -130,11 +130,10 @@ public func handOff(
     }
     let scope = Scope(childOf: current, in: owner, handedOffAt: site) { _ in }
     let run = HandedOffWork.Run(scope: scope, timeout: timeout, operation: operation, at: site, waitingFor: start)
-    guard owner.startAtEnd(run) else {
+    if !owner.startAtEnd(run) {
         // The current scope is closing: whether it commits is being decided without this work.
         // (A rare race, so a task may carry the close: this call cannot wait.)
         Task { await run.skip(.scopeEnded) }
-        return HandedOffWork(.running(run))
     }
     return HandedOffWork(.running(run))
 }
