@@ -29,6 +29,9 @@ public struct ScopedTrait: TestTrait, SuiteTrait, TestScoping {
         self.update = update
         self.database = database
         self.tenant = tenant
+        // Made when tests are discovered, before any runs: from then on, a live-only entry read
+        // outside every scope fails the run.
+        ReadsOutsideTestScopes.installed
     }
 
     /// Applies to every test in a suite, not once to the suite.

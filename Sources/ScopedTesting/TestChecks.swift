@@ -1,5 +1,6 @@
 import Scoped
 import Synchronization
+import Testing
 
 /// What ScopedTesting checks while a test runs, told by the test's root and by every root made in
 /// its scopes (an application under test): the live-only entries read without an override, and
@@ -19,6 +20,9 @@ final class TestChecks: ScopeObserver {
     /// Scopes opened so far on roots made in the test's scopes (an application's request
     /// scopes), work handed off left out.
     private let applicationScopes = Atomic<Int>(0)
+
+    /// Failures found outside the test's task while it ran, recorded when its scope ends.
+    private let recordedForTheEnd = Mutex<[Comment]>([])
 
     /// Checks that record the name of each live-only entry read without an override with
     /// `onLiveDefaultRead`.
@@ -45,6 +49,27 @@ final class TestChecks: ScopeObserver {
     func scopeEnded(_ values: ScopedValues, outcome: ScopeOutcome) {
         guard let id = values.scopeID else { return }
         _ = open.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Keeps `failure`, found where the test's task is not (on an event loop, say), to record
+    /// as the test's when its scope ends.
+    func recordWhenTheTestEnds(_ failure: Comment) {
+        recordedForTheEnd.withLock { $0.append(failure) }
+    }
+
+    /// Records, as the current test's at its own source location, the failures kept for its end.
+    func recordTheFailuresKeptForTheEnd() {
+        let failures = recordedForTheEnd.withLock { kept in
+            defer { kept = [] }
+            return kept
+        }
+        for failure in failures {
+            if let location = Test.current?.sourceLocation {
+                Issue.record(failure, sourceLocation: location)
+            } else {
+                Issue.record(failure)
+            }
+        }
     }
 
     /// How many scopes roots made in the test's scopes have opened so far, handed-off work left

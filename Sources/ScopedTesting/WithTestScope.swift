@@ -40,18 +40,22 @@ nonisolated(nonsending) public func withTestScope<R>(
     _ update: (inout ScopedValues) throws -> Void = { _ in },
     operation: () async throws -> R
 ) async throws -> R {
+    ReadsOutsideTestScopes.installed
     let checks = TestChecks(onLiveDefaultRead: liveDefaultRecorder())
     let root = ScopeRoot.testRoot(observers: [checks, Tenancy()])
     let result: Result<R, any Error>
     do {
         result = .success(
-            try await TestRoot.$current.withValue(root) {
-                try await root.withScope(tenant: tenant, update, operation: operation)
+            try await RunningTestScopes.running(checks) {
+                try await TestRoot.$current.withValue(root) {
+                    try await root.withScope(tenant: tenant, update, operation: operation)
+                }
             }
         )
     } catch {
         result = .failure(error)
     }
+    checks.recordTheFailuresKeptForTheEnd()
     let record = leftRunningRecorder()
     for work in await checks.stillOpen(after: .seconds(5)) { record(work) }
     await root.shutdown()

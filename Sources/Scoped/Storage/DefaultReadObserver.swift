@@ -3,7 +3,9 @@
 /// A root whose observers take ``ScopeObserverEvents/defaultReads`` (a test's) has one that asks
 /// them; ``ScopedValues/entryName(of:)`` installs one on a throwaway node to learn which key a
 /// key path reads; an app service's construction runs on a node with one that records what it
-/// reads (``InputRecording``). Other scopes have none, so a read pays one `nil` check.
+/// reads (``InputRecording``); ``ScopeNode/empty``, and every node made from it outside a root,
+/// has one that asks ``ReadsOutsideEveryRoot``. Other scopes have none, so a read pays one `nil`
+/// check.
 @usableFromInline
 final class DefaultReadObserver: Sendable {
     private let readers: [any ScopeObserver]

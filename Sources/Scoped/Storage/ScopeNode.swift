@@ -24,9 +24,13 @@ struct ScopeNode: Sendable {
         self.buffer = buffer
     }
 
-    /// The node of the root of everything: no entries, depth 0, no scope.
+    /// The node of the root of everything: no entries, depth 0, no scope; its reads of entries
+    /// no one set, and those of every node made from it outside a root, go to the observer
+    /// ``ScopedValues/bootstrapReadsOutsideEveryRoot(with:)`` installed.
     @usableFromInline
-    static let empty = ScopeNode(.make(capacity: 0, depth: 0, scope: nil))
+    static let empty = ScopeNode(
+        .make(capacity: 0, depth: 0, scope: nil, observer: DefaultReadObserver(readers: [ReadsOutsideEveryRoot()]))
+    )
 
     @inlinable
     var depth: Int { buffer.depth }
